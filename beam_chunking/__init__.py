@@ -1,0 +1,47 @@
+"""beam-chunking: retrieval-ready document chunking at any scale, on Apache Beam.
+
+The core (types, strategies, parsers, sizers) never imports Beam; the Beam transforms are in
+:mod:`beam_chunking.transforms` and are imported lazily from here so that
+``import beam_chunking`` stays light.
+"""
+from __future__ import annotations
+
+from beam_chunking.errors import (
+    ChunkingError,
+    ConfigError,
+    DecodeError,
+    OutputExistsError,
+    ParseError,
+    TokenizerUnavailable,
+    UnsupportedContentType,
+)
+from beam_chunking.strategies import (
+    FixedSizeChunker,
+    RecursiveChunker,
+    Router,
+    SentenceChunker,
+    TokenChunker,
+    get,
+)
+from beam_chunking.types import Chunk, Document, ParsedDocument, Section
+
+__version__ = "0.1.0"
+
+_TRANSFORMS = {"ReadDocuments", "ParseDocuments", "ChunkDocuments", "WriteChunkTable", "ChunkFiles"}
+
+
+def __getattr__(name: str):
+    if name in _TRANSFORMS:
+        from beam_chunking import transforms
+
+        return getattr(transforms, name)
+    raise AttributeError(f"module 'beam_chunking' has no attribute {name!r}")
+
+
+__all__ = [
+    "Chunk", "Document", "ParsedDocument", "Section",
+    "FixedSizeChunker", "RecursiveChunker", "TokenChunker", "SentenceChunker", "Router", "get",
+    "ChunkingError", "ConfigError", "DecodeError", "OutputExistsError", "ParseError",
+    "TokenizerUnavailable", "UnsupportedContentType",
+    *sorted(_TRANSFORMS),
+]

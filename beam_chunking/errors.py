@@ -1,0 +1,53 @@
+"""Exceptions raised by beam-chunking.
+
+Every error that concerns one document says which document and what to do about it. In a
+pipeline these errors never crash the job: the document becomes a ``failed`` row of the
+documents table with the stage, the error type and this message.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+
+class ChunkingError(Exception):
+    """Base class of all beam-chunking errors.
+
+    Args:
+        message: What went wrong and what to do about it.
+        document_id: The document concerned, when there is one.
+        uri: The document's URI, when known.
+    """
+
+    def __init__(self, message: str, *, document_id: Optional[str] = None, uri: Optional[str] = None):
+        self.document_id = document_id
+        self.uri = uri
+        where = uri or document_id
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class ConfigError(ChunkingError, ValueError):
+    """An option or spec value is invalid; the message names the field and the value."""
+
+
+class ParseError(ChunkingError):
+    """A document's bytes could not be turned into text and sections."""
+
+
+class DecodeError(ParseError):
+    """The bytes are not valid in the detected text encoding (message names the byte offset)."""
+
+
+class UnsupportedContentType(ChunkingError):
+    """No parser (or no routed strategy) handles the document's content type."""
+
+
+class TokenizerUnavailable(ChunkingError):
+    """A tokenizer cannot be loaded offline; the message says how to provide it."""
+
+
+class MissingExtra(ChunkingError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+
+class OutputExistsError(ChunkingError):
+    """The output folder already holds files and ``overwrite`` was not requested."""

@@ -1,0 +1,20 @@
+"""Plain text: the whole decoded text is one section."""
+from __future__ import annotations
+
+from beam_chunking.parsers.decode import decode_text
+from beam_chunking.types import Document, ParsedDocument, Section
+
+
+def parse_text(doc: Document, *, errors: str = "strict") -> ParsedDocument:
+    """Decode ``doc`` and return it as a single section of kind ``"text"``.
+
+    Args:
+        doc: The raw document.
+        errors: Decoding policy, ``"strict"`` or ``"replace"`` (see :func:`decode_text`).
+    """
+    text, replaced = decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
+    meta = dict(doc.metadata)
+    if replaced:
+        meta["decode_replacements"] = replaced
+    sections = (Section(0, len(text)),) if text else ()
+    return ParsedDocument(doc.id, doc.uri, doc.content_type, text, sections, meta)

@@ -1,0 +1,1 @@
+"""Pipelines: options, the declarative spec, the chunk-documents job and the CLI."""

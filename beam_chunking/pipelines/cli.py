@@ -1,0 +1,58 @@
+"""The ``beam-chunking`` command line.
+
+``beam-chunking run --input PATTERN --output DIR [--strategy NAME --max-chunk-size N
+--overlap N --strategy-option K=V ...] [--config spec.yaml] [any Beam pipeline option]``
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import List, Optional
+
+from beam_chunking.errors import ChunkingError
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point; returns the process exit status (0 ok, 2 bad usage or config)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="beam-chunking", description="Chunk documents into Parquet tables.")
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser("run", help="run the chunking pipeline", add_help=False)
+    sub.add_parser("strategies", help="list the registered strategies")
+    if not argv or argv[0] in ("-h", "--help"):
+        parser.print_help()
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command == "strategies":
+        from beam_chunking.strategies import REGISTRY
+
+        for name, cls in sorted(REGISTRY.items()):
+            print(f"{name:10s} {(cls.__doc__ or '').strip().splitlines()[0]}")
+        return 0
+    if command != "run":
+        parser.print_usage(sys.stderr)
+        print(f"beam-chunking: unknown command {command!r}", file=sys.stderr)
+        return 2
+    if "-h" in rest or "--help" in rest:
+        from beam_chunking.pipelines.options import ChunkingOptions
+
+        print(__doc__.strip())
+        print(ChunkingOptions.__doc__)
+        return 0
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("beam_chunking").setLevel(logging.INFO)
+    from beam_chunking.pipelines.run import run
+
+    try:
+        summary = run(rest)
+    except ChunkingError as exc:
+        print(f"beam-chunking: {exc}", file=sys.stderr)
+        return 2
+    if summary is not None:
+        print(summary.render())
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""Build and run the chunk-documents pipeline from options or a spec, and summarise it."""
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Dict, List, Optional
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+import yaml
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from beam_chunking.errors import ConfigError
+from beam_chunking.pipelines.options import ChunkingOptions
+from beam_chunking.pipelines.spec import PipelineSpec, build_strategy, load_spec, parse_spec
+from beam_chunking.transforms import ChunkFiles
+from beam_chunking.transforms.write import MANIFEST
+
+#: The runner used when none is given: in-process, no download (the DirectRunner's first
+#: choice, Prism, would fetch a binary).
+LOCAL_RUNNER = "FnApiRunner"
+
+
+def _option_value(text: str) -> Any:
+    value = yaml.safe_load(text)
+    return tuple(value) if isinstance(value, list) else value
+
+
+def spec_from_options(opts: ChunkingOptions) -> PipelineSpec:
+    """Merge ``--config`` with command-line flags (flags win) into a validated spec."""
+    spec = load_spec(opts.config) if opts.config else parse_spec({})
+    changes: Dict[str, Any] = {}
+    for key in ("input", "output", "decode_errors", "compression", "num_shards"):
+        if getattr(opts, key) is not None:
+            changes[key] = getattr(opts, key)
+    if opts.overwrite:
+        changes["overwrite"] = True
+    if opts.token_counter is not None:
+        changes["token_counter"] = None if opts.token_counter.lower() == "none" else opts.token_counter
+    if opts.strategy or opts.max_chunk_size is not None or opts.overlap is not None or opts.strategy_option:
+        strategy: Dict[str, Any] = {"name": opts.strategy or "recursive"}
+        if opts.max_chunk_size is not None:
+            strategy["max_chunk_size"] = opts.max_chunk_size
+        if opts.overlap is not None:
+            strategy["overlap"] = opts.overlap
+        for item in opts.strategy_option or []:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise ConfigError(f"--strategy-option {item!r}: expected KEY=VALUE")
+            strategy[key.strip().replace("-", "_")] = _option_value(value)
+        changes["strategy"] = build_strategy(strategy, "--strategy")
+    spec = replace(spec, **changes)
+    if changes.get("token_counter"):
+        parse_spec({"token_counter": changes["token_counter"]}, source="--token-counter")
+    if not spec.input:
+        raise ConfigError("input: required (--input PATTERN or 'input:' in the spec)")
+    if not spec.output:
+        raise ConfigError("output: required (--output DIR or 'output:' in the spec)")
+    return spec
+
+
+def build(pipeline: beam.Pipeline, spec: PipelineSpec):
+    """Add the whole job to ``pipeline``."""
+    return pipeline | "ChunkFiles" >> ChunkFiles(
+        spec.input, spec.output, spec.strategy, overwrite=spec.overwrite, token_counter=spec.token_counter,
+        decode_errors=spec.decode_errors, compression=spec.compression, metadata=dict(spec.metadata),
+        num_shards=spec.num_shards,
+    )
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Counts of one finished run, read back from its documents table."""
+
+    output: str
+    documents: int
+    ok: int
+    empty: int
+    failed: int
+    chunks: int
+    bytes: int
+    seconds: float
+    tables: Dict[str, List[str]]
+
+    def render(self) -> str:
+        """A human-readable multi-line summary."""
+        mb = self.bytes / 1e6
+        rate = mb / self.seconds if self.seconds > 0 else 0.0
+        return "\n".join([
+            f"documents: {self.documents} in, {self.ok} ok, {self.empty} empty, {self.failed} failed",
+            f"chunks:    {self.chunks}",
+            f"bytes:     {self.bytes} ({mb:.2f} MB) in {self.seconds:.2f} s = {rate:.2f} MB/s",
+            f"chunks table:    {self.output}/chunks/ ({len(self.tables.get('chunks', []))} files)",
+            f"documents table: {self.output}/documents/ ({len(self.tables.get('documents', []))} files)",
+        ])
+
+
+def summarize(output: str, seconds: float) -> RunSummary:
+    """Read the documents table of a finished run and count what happened."""
+    import json
+
+    output = output.rstrip("/")
+    with FileSystems.open(f"{output}/{MANIFEST}") as f:
+        tables = json.loads(f.read().decode("utf-8"))["tables"]
+    docs = []
+    for path in tables["documents"]:
+        with FileSystems.open(path) as f:
+            docs.extend(pq.read_table(io.BytesIO(f.read()), columns=["status", "chunk_count", "size_bytes"]).to_pylist())
+    status = [d["status"] for d in docs]
+    return RunSummary(
+        output=output, documents=len(docs), ok=status.count("ok"), empty=status.count("empty"),
+        failed=status.count("failed"), chunks=sum(d["chunk_count"] or 0 for d in docs),
+        bytes=sum(d["size_bytes"] or 0 for d in docs), seconds=seconds, tables=tables,
+    )
+
+
+def run(argv: Optional[List[str]] = None, *, wait: bool = True) -> Optional[RunSummary]:
+    """Run the job described by command-line style ``argv`` and return its summary.
+
+    With no ``--runner`` the job runs in-process (:data:`LOCAL_RUNNER`), never touching the
+    network. Any Beam pipeline option may be passed through.
+    """
+    options = PipelineOptions(argv or [])
+    spec = spec_from_options(options.view_as(ChunkingOptions))
+    standard = options.view_as(StandardOptions)
+    if not standard.runner:
+        standard.runner = LOCAL_RUNNER
+    FileSystems.set_options(options)
+    started = time.perf_counter()
+    pipeline = beam.Pipeline(options=options)
+    build(pipeline, spec)
+    result = pipeline.run()
+    if not wait:
+        return None
+    result.wait_until_finish()
+    return summarize(spec.output, time.perf_counter() - started)

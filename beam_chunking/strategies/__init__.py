@@ -1,0 +1,54 @@
+"""Chunking strategies and their registry.
+
+``get(name, **options)`` builds a strategy by registry name; the mapping is explicit (no
+decorator side effects), so the registry is exactly what this module lists.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Type
+
+from beam_chunking.errors import ConfigError
+from beam_chunking.strategies.base import Chunker, SectionChunker
+from beam_chunking.strategies.fixed import FixedSizeChunker
+from beam_chunking.strategies.recursive import RecursiveChunker
+from beam_chunking.strategies.router import Router
+from beam_chunking.strategies.sentence import SentenceChunker
+from beam_chunking.strategies.token import TokenChunker
+
+REGISTRY: Dict[str, Type[Chunker]] = {
+    "fixed": FixedSizeChunker,
+    "recursive": RecursiveChunker,
+    "token": TokenChunker,
+    "sentence": SentenceChunker,
+}
+
+DEFAULT_STRATEGY = "recursive"
+
+
+def get(name: str, **options: Any) -> Chunker:
+    """Build the strategy registered as ``name`` with ``options``.
+
+    Raises:
+        ConfigError: unknown name, unknown option, or an invalid option value.
+    """
+    cls = REGISTRY.get(name)
+    if cls is None:
+        raise ConfigError(f"strategy {name!r} is not registered; choose one of {', '.join(sorted(REGISTRY))}")
+    try:
+        return cls(**options)
+    except TypeError as exc:
+        raise ConfigError(f"strategy {name!r}: {exc}") from None
+
+
+__all__ = [
+    "Chunker",
+    "SectionChunker",
+    "FixedSizeChunker",
+    "RecursiveChunker",
+    "TokenChunker",
+    "SentenceChunker",
+    "Router",
+    "REGISTRY",
+    "DEFAULT_STRATEGY",
+    "get",
+]

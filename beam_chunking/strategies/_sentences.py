@@ -1,0 +1,79 @@
+"""A rule-based sentence segmenter that returns exact spans.
+
+It splits after ``.``, ``!``, ``?`` and ``…`` (with any closing quotes or brackets) when
+whitespace follows, after the CJK full stops ``。！？`` with no whitespace needed, and at
+blank lines. It does not split after common abbreviations (Dr., Mrs., U.S., e.g.), single
+initials, or before a lowercase word; decimals (3.14), versions (v1.2.3), URLs and e-mail
+addresses never split because no whitespace follows their dots.
+"""
+from __future__ import annotations
+
+import re
+from typing import List, Tuple
+
+from beam_chunking.strategies._text import skip_space, trim_end
+
+ABBREVIATIONS = frozenset(
+    """mr mrs ms mx dr prof sr jr st mt ft vs etc e.g i.e cf viz al approx dept est inc ltd co corp
+    llc plc no nos fig figs vol vols ch sec secs eq eqs ref refs p pp ed eds gen gov sen rep lt col
+    sgt capt cmdr adm rev hon pres jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu
+    fri sat sun ave blvd rd u.s u.k u.n e.u a.m p.m ph.d m.d b.a m.a op cit ca""".split()
+)
+
+_BOUNDARY = re.compile(
+    r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)"  # western terminators, followed by space
+    r"|[\u3002\uff01\uff1f]+[\u300d\u300f\u201d\u2019\uff09]*"  # CJK terminators
+    r"|\n[ \t\r\f\v]*\n"  # blank line
+)
+_ACRONYM = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]$")
+_LEADING_PUNCT = "\"'(\u201c\u2018["
+
+
+def _word_before(text: str, lo: int, dot: int) -> str:
+    i = dot
+    while i > lo and not text[i - 1].isspace():
+        i -= 1
+    return text[i:dot].lstrip(_LEADING_PUNCT)
+
+
+def _is_boundary(text: str, m: re.Match, lo: int, end: int) -> bool:
+    tok = m.group()
+    if tok[0] in "\n\u3002\uff01\uff1f":
+        return True
+    nxt = skip_space(text, m.end(), end)
+    if nxt >= end:
+        return True
+    if text[nxt].islower():
+        return False
+    if tok[0] == "." and tok.rstrip("\"'\u201d\u2019)]") == ".":
+        word = _word_before(text, lo, m.start())
+        lower = word.lower()
+        if lower in ABBREVIATIONS:
+            return False
+        if len(word) == 1 and word.isalpha() and word.isupper():
+            return False  # an initial, as in "J. Smith"
+        if _ACRONYM.match(word) and "\n" not in text[m.end():nxt]:
+            return False  # U.S., e.g. followed by a name
+    return True
+
+
+def sentence_spans(text: str, start: int, end: int) -> List[Tuple[int, int]]:
+    """Return the sentences of ``text[start:end]`` as trimmed, non-empty ``(start, end)`` spans.
+
+    Together the spans cover every non-whitespace character of the range.
+    """
+    out: List[Tuple[int, int]] = []
+    s = skip_space(text, start, end)
+    for m in _BOUNDARY.finditer(text, s, end):
+        if m.end() <= s or not _is_boundary(text, m, s, end):
+            continue
+        cut = m.start() if m.group()[0] == "\n" else m.end()
+        e = trim_end(text, s, cut)
+        if e > s:
+            out.append((s, e))
+        s = skip_space(text, cut, end)
+    if s < end:
+        e = trim_end(text, s, end)
+        if e > s:
+            out.append((s, e))
+    return out

@@ -1,0 +1,123 @@
+"""Recursive separator splitting with greedy packing: the default strategy."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Tuple
+
+from beam_chunking.errors import ConfigError
+from beam_chunking.strategies._text import (
+    fits,
+    safe_cut,
+    safe_cut_forward,
+    skip_space,
+    trim_end,
+    word_start,
+)
+from beam_chunking.strategies.base import SectionChunker, Span, require_overlap, require_positive
+
+DEFAULT_SEPARATORS: Tuple[str, ...] = ("\n\n", "\n", ". ", " ", "")
+
+
+@dataclass(frozen=True)
+class RecursiveChunker(SectionChunker):
+    """Split on the first separator that helps, pack siblings greedily, recurse on the rest.
+
+    Text that fits is emitted whole (the fit check runs before any split). Otherwise the text
+    is split on ``separators[0]`` and consecutive parts are packed greedily towards the size;
+    a part that is still too large recurses with the next separator, and its pieces are
+    emitted as they are (never joined across separator levels). ``""`` means a hard cut,
+    which never splits a grapheme cluster; if the list lacks ``""`` a hard cut still happens
+    as the last resort, because the size is a ceiling.
+
+    Unlike splitters that consume separators, the separator stays in the text (a sentence
+    keeps its period) and every chunk is the exact span ``text[start:end]``, trimmed of
+    surrounding whitespace.
+
+    Overlap: each chunk after the first of its section starts up to ``overlap`` characters
+    before its own content, at a word start (or at any grapheme boundary in text without
+    spaces). To keep ``max_chunk_size`` a hard ceiling with overlap included, chunks after a
+    section's first pack at most ``max_chunk_size - overlap`` new characters.
+
+    Args:
+        max_chunk_size: Ceiling per chunk, in characters, overlap included. Default 512.
+        overlap: Characters taken from the previous chunk, at most. Default 50.
+        separators: Separators from coarsest to finest. Default
+            ``("\\n\\n", "\\n", ". ", " ", "")``.
+
+    Example:
+        >>> [c.text for c in RecursiveChunker(max_chunk_size=8, overlap=0).chunk("A. B. C")]
+        ['A. B. C']
+    """
+
+    name = "recursive"
+    max_chunk_size: int = 512
+    overlap: int = 50
+    separators: Tuple[str, ...] = DEFAULT_SEPARATORS
+
+    def __post_init__(self) -> None:
+        require_positive("RecursiveChunker", "max_chunk_size", self.max_chunk_size)
+        require_overlap("RecursiveChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
+        seps = tuple(self.separators)
+        if not seps or not all(isinstance(s, str) for s in seps):
+            raise ConfigError(f"RecursiveChunker.separators must be a non-empty list of strings, got {self.separators!r}")
+        object.__setattr__(self, "separators", seps)
+
+    def section_spans(self, text: str, start: int, end: int) -> List[Span]:
+        """Return the chunks of ``text[start:end]`` as ``(start, end, None)``."""
+        content: List[Tuple[int, int]] = []
+        self._split(text, start, end, 0, content)
+        if not self.overlap or len(content) < 2:
+            return [(s, e, None) for s, e in content]
+        out: List[Span] = [(content[0][0], content[0][1], None)]
+        for (ps, _), (s, e) in zip(content, content[1:]):
+            out.append((self._overlap_start(text, ps, s, e), e, None))
+        return out
+
+    def _budget(self, emitted: List[Tuple[int, int]]) -> int:
+        # The first chunk of a section gets no overlap, so it may use the full ceiling.
+        return self.max_chunk_size if not emitted else self.max_chunk_size - self.overlap
+
+    def _split(self, text: str, s: int, e: int, level: int, out: List[Tuple[int, int]]) -> None:
+        seps = self.separators
+        while True:
+            s = skip_space(text, s, e)
+            if s >= e:
+                return
+            budget = self._budget(out)
+            if fits(text, s, e, budget):
+                out.append((s, trim_end(text, s, e)))
+                return
+            sep = seps[level] if level < len(seps) else ""
+            if not sep:
+                cut = safe_cut(text, s + budget, s)
+                out.append((s, trim_end(text, s, cut)))
+                s = cut
+                continue
+            # Furthest separator whose trimmed chunk still fits: greedy packing of siblings.
+            keep = len(sep.rstrip())
+            idx = text.rfind(sep, s, min(e, s + budget - keep + len(sep)))
+            if idx >= 0 and trim_end(text, s, idx + len(sep)) > s:
+                b = idx + len(sep)
+                out.append((s, trim_end(text, s, b)))
+                s = b
+                continue
+            # The first part at this level is too large: recurse into it alone.
+            nxt = text.find(sep, s, e)
+            part_end = e if nxt < 0 else nxt + len(sep)
+            self._split(text, s, part_end, level + 1, out)
+            s = part_end
+
+    def _overlap_start(self, text: str, prev_start: int, s: int, e: int) -> int:
+        room = min(self.overlap, self.max_chunk_size - (e - s))
+        if room <= 0:
+            return s
+        lo = max(s - room, prev_start + 1)
+        if lo >= s:
+            return s
+        w = word_start(text, lo, s)
+        if w >= 0:
+            return w
+        if skip_space(text, lo, s) == lo and not any(ch.isspace() for ch in text[lo:s]):
+            # No spaces to align on (CJK, identifiers): overlap at a grapheme boundary.
+            return safe_cut_forward(text, lo, s)
+        return s

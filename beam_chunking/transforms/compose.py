@@ -1,0 +1,50 @@
+"""ChunkFiles: the whole job as one composite transform."""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+import apache_beam as beam
+
+from beam_chunking.strategies import DEFAULT_STRATEGY, get
+from beam_chunking.strategies.base import Chunker
+from beam_chunking.transforms.chunk import ChunkDocuments
+from beam_chunking.transforms.parse import ParseDocuments
+from beam_chunking.transforms.read import DEFAULT_MAX_BYTES, ReadDocuments
+from beam_chunking.transforms.write import WriteChunkTable
+
+
+class ChunkFiles(beam.PTransform):
+    """Read, parse, chunk and write: ``p | ChunkFiles("docs/*", "out/")``.
+
+    Args:
+        input: File pattern to read.
+        output: Output folder for the chunks and documents tables.
+        strategy: A strategy or Router; default ``RecursiveChunker()`` (512/50 characters).
+        overwrite: Replace an existing output. Default ``False``.
+        token_counter: Sizer spec for ``token_count`` of character strategies. Default ``"cl100k_base"``.
+        decode_errors: ``"strict"`` (default) or ``"replace"``.
+        compression: Parquet codec. Default ``"zstd"``.
+        max_bytes: Largest document read, in bytes. Default 256 MiB.
+        metadata: Tags copied onto every chunk.
+    """
+
+    def __init__(self, input: str, output: str, strategy: Optional[Chunker] = None, *, overwrite: bool = False,
+                 token_counter: Optional[str] = "cl100k_base", decode_errors: str = "strict",
+                 compression: str = "zstd", max_bytes: int = DEFAULT_MAX_BYTES,
+                 metadata: Optional[Dict[str, Any]] = None, num_shards: int = 0):
+        super().__init__()
+        self.input = input
+        self.strategy = strategy or get(DEFAULT_STRATEGY)
+        self.read = ReadDocuments(input, max_bytes=max_bytes, metadata=metadata)
+        self.parse = ParseDocuments(decode_errors)
+        self.chunk = ChunkDocuments(self.strategy, token_counter)
+        self.write = WriteChunkTable(output, overwrite=overwrite, compression=compression, num_shards=num_shards)
+
+    def expand(self, pbegin):
+        return (
+            pbegin
+            | "ReadDocuments" >> self.read
+            | "ParseDocuments" >> self.parse
+            | "ChunkDocuments" >> self.chunk
+            | "WriteChunkTable" >> self.write
+        )

