@@ -1,0 +1,55 @@
+"""Invariant checks and adversarial text shared by the strategy tests."""
+from __future__ import annotations
+
+import pickle
+
+from hypothesis import strategies as st
+
+from beam_chunking.sizing import TiktokenSizer
+
+CL100K = TiktokenSizer()
+
+# Alphabets that break naive splitters: CJK, emoji with ZWJ and skin tones, combining marks,
+# CRLF, tabs, NBSP, special-token strings.
+_PIECES = [
+    "the", "quick", "brown", "fox", "Dr.", "U.S.", "3.14", "v1.2.3", "https://example.org/a.b",
+    "日本語のテキスト", "中文句子。", "한국어", "👩‍👩‍👧", "👍🏽", "🇫🇷", "e\u0301", "a\u0308\u0323",
+    "\r\n", "\n", "\n\n", "\t", "\u00a0", " ", "  ", ". ", "! ", "? ", "<|endoftext|>",
+    "x" * 40, "supercalifragilisticexpialidocious", "、", "。", "\u200b",
+]
+
+adversarial_text = st.one_of(
+    st.lists(st.sampled_from(_PIECES), max_size=120).map("".join),
+    st.text(max_size=600),
+    st.text(alphabet=st.sampled_from(list("ab \n.")), max_size=800),
+)
+
+
+def check_chunks(text, chunks, *, limit=None, measure=len):
+    """The invariant battery: exact spans, no loss, non-empty, bounded, ordered, unique ids."""
+    covered = bytearray(len(text))
+    ids = set()
+    for i, c in enumerate(chunks):
+        assert c.index == i
+        assert c.text == text[c.start:c.end], (c.start, c.end)
+        assert c.text.strip(), f"whitespace-only chunk {c!r}"
+        if limit is not None:
+            assert measure(c.text) <= limit, (measure(c.text), limit, c.text)
+        assert c.id not in ids
+        ids.add(c.id)
+        for k in range(c.start, c.end):
+            covered[k] = 1
+    lost = [k for k, ch in enumerate(text) if not covered[k] and not ch.isspace()]
+    assert not lost, f"lost non-whitespace at {lost[:5]}: {[text[k] for k in lost[:5]]}"
+    starts = [c.start for c in chunks]
+    assert starts == sorted(starts)
+
+
+def tokens(text: str) -> int:
+    return CL100K.count(text)
+
+
+def check_pickle(strategy, text="Some text. More text.\n\nA paragraph."):
+    clone = pickle.loads(pickle.dumps(strategy))
+    assert clone == strategy
+    assert [c.text for c in clone.chunk(text)] == [c.text for c in strategy.chunk(text)]

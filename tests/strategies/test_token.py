@@ -1,0 +1,83 @@
+import pytest
+from hypothesis import given, strategies as st
+
+from beam_chunking.errors import ConfigError
+from beam_chunking.strategies import TokenChunker
+from tests.helpers import adversarial_text, check_chunks, check_pickle, tokens
+
+
+def test_model_names_map_to_cl100k():
+    for model in ("gpt-4", "gpt-3.5-turbo", "text-embedding-ada-002", "text-embedding-3-small",
+                  "text-embedding-3-large"):
+        assert TokenChunker(model=model).sizer.name == "cl100k_base"
+
+
+def test_fallback_is_per_property():
+    assert TokenChunker().effective() == (512, 50)
+    assert TokenChunker(window_tokens=100).effective() == (100, 50)
+    assert TokenChunker(max_chunk_size=64, overlap=8).effective() == (64, 8)
+
+
+def test_overlap_not_below_window_fails_at_construction_when_both_set():
+    with pytest.raises(ConfigError, match="overlap_tokens=32 must be smaller than TokenChunker.window_tokens=32"):
+        TokenChunker(window_tokens=32, overlap_tokens=32)
+
+
+def test_fallback_overlap_fails_at_chunk_time_naming_sources():
+    strategy = TokenChunker(window_tokens=32)  # overlap falls back to 50
+    with pytest.raises(ConfigError) as err:
+        strategy.chunk("some text")
+    msg = str(err.value)
+    assert "overlap 50 (from overlap (fallback))" in msg and "window 32 (from window_tokens)" in msg
+
+
+def test_window_below_four_refused():
+    with pytest.raises(ConfigError, match=">= 4"):
+        TokenChunker(window_tokens=3, overlap_tokens=0)
+
+
+def test_windows_are_bounded_and_overlap():
+    text = " ".join(f"word{i}" for i in range(2000))
+    chunks = TokenChunker(window_tokens=64, overlap_tokens=8).chunk(text)
+    check_chunks(text, chunks, limit=64, measure=tokens)
+    for c in chunks:
+        assert c.token_count == tokens(c.text)
+    assert all(b.start < a.end for a, b in zip(chunks, chunks[1:]))
+
+
+def test_special_token_strings_are_text():
+    text = "before <|endoftext|> after <|fim_prefix|> end " * 50
+    chunks = TokenChunker(window_tokens=16, overlap_tokens=2).chunk(text)
+    check_chunks(text, chunks, limit=16, measure=tokens)
+
+
+def test_multibyte_never_split_into_replacement_chars():
+    text = "👩‍👩‍👧 日本語のテキスト 🇫🇷 e\u0301 " * 40
+    chunks = TokenChunker(window_tokens=5, overlap_tokens=1).chunk(text)
+    check_chunks(text, chunks, limit=5, measure=tokens)
+    assert all("\ufffd" not in c.text for c in chunks)
+
+
+def test_empty():
+    assert TokenChunker().chunk("") == []
+    assert TokenChunker().chunk("  \n ") == []
+
+
+def test_pickle_drops_the_encoder():
+    check_pickle(TokenChunker(window_tokens=8, overlap_tokens=2))
+
+
+def test_five_megabyte_line():
+    text = "ab" * 2_500_000
+    chunks = TokenChunker(window_tokens=512, overlap_tokens=0).chunk(text)
+    assert chunks[-1].end == len(text)
+    assert max(c.token_count for c in chunks) <= 512
+
+
+@given(adversarial_text, st.integers(4, 40), st.integers(0, 39))
+def test_properties(text, window, overlap):
+    overlap = min(overlap, window - 1)
+    strategy = TokenChunker(window_tokens=window, overlap_tokens=overlap)
+    chunks = strategy.chunk(text)
+    check_chunks(text, chunks, limit=window, measure=tokens)
+    assert all(c.token_count == tokens(c.text) for c in chunks)
