@@ -84,7 +84,8 @@ def failure_from(element: Any, error: Any, stage: str) -> Failure:
     if isinstance(element, ChunkedDocument):
         return Failure(element.document_id, element.uri, stage, error_type, message, element.content_type,
                        element.size_bytes, element.sha256)
-    uri = str(getattr(element, "path", element))
+    meta = getattr(element, "metadata", None)  # a fileio.ReadableFile that failed to read
+    uri = str(getattr(meta, "path", None) or getattr(element, "path", None) or element)
     from beam_chunking.ids import document_id
 
     return Failure(document_id(uri), uri, stage, error_type, message)

@@ -1,0 +1,143 @@
+"""End-to-end runs of the CLI into tmp_path, read back with pyarrow."""
+import os
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+
+from beam_chunking.errors import ConfigError
+from beam_chunking.pipelines.cli import main
+from beam_chunking.pipelines.spec import load_spec, parse_spec
+from beam_chunking.strategies import Router, SentenceChunker
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(ROOT, "examples")
+
+
+def files_under(folder):
+    return sorted(os.path.relpath(os.path.join(d, f), folder) for d, _, fs in os.walk(folder) for f in fs)
+
+
+def read(out, table):
+    return pq.read_table(os.path.join(out, table)).to_pylist()
+
+
+def make_corpus(folder, n):
+    os.makedirs(folder, exist_ok=True)
+    for i in range(n):
+        with open(os.path.join(folder, f"doc{i:03d}.md"), "w") as f:
+            f.write(f"# Doc {i}\n\n" + "Sentence about topic %d. " % i * 60 + "\n\n## Part\n\nMore words.\n")
+
+
+def test_cli_run_examples(tmp_path, capsys):
+    out = str(tmp_path / "out")
+    assert main(["run", "--input", os.path.join(EXAMPLES, "*"), "--output", out]) == 0
+    printed = capsys.readouterr().out
+    assert "documents: 4 in, 4 ok, 0 empty, 0 failed" in printed and "MB/s" in printed
+    chunks = read(out, "chunks")
+    texts = {}
+    for name in os.listdir(EXAMPLES):
+        with open(os.path.join(EXAMPLES, name), encoding="utf-8") as f:
+            texts[name] = f.read()
+    for c in chunks:
+        assert c["text"] == texts[os.path.basename(c["uri"])][c["start"]:c["end"]]
+        assert c["token_count"] > 0 and c["chunk_count"] >= 1
+    md = [c for c in chunks if c["uri"].endswith("chunking-basics.md")]
+    assert any(c["section_path"] == ["Chunking basics", "Overlap", "Measuring overlap"] for c in md)
+
+
+def test_rerun_with_fewer_documents_leaves_no_stale_chunks(tmp_path):
+    src, out = str(tmp_path / "src"), str(tmp_path / "out")
+    make_corpus(src, 30)
+    assert main(["run", "--input", f"{src}/*", "--output", out, "--num-shards", "3"]) == 0
+    assert len({c["document_id"] for c in read(out, "chunks")}) == 30
+    for name in sorted(os.listdir(src))[5:]:
+        os.remove(os.path.join(src, name))
+    # a non-empty output is refused without --overwrite and left intact
+    assert main(["run", "--input", f"{src}/*", "--output", out]) == 2
+    assert len(read(out, "documents")) == 30
+    assert main(["run", "--input", f"{src}/*", "--output", out, "--overwrite", "--num-shards", "1"]) == 0
+    assert len({c["document_id"] for c in read(out, "chunks")}) == 5
+    assert len(read(out, "documents")) == 5
+    assert [f for f in files_under(out) if f.endswith(".parquet")] == [
+        "chunks/part-00000-of-00001.parquet", "documents/part-00000-of-00001.parquet"]
+
+
+def test_failed_run_keeps_previous_output(tmp_path):
+    src, out = str(tmp_path / "src"), str(tmp_path / "out")
+    make_corpus(src, 3)
+    assert main(["run", "--input", f"{src}/*", "--output", out]) == 0
+    before = files_under(out)
+    # an input pattern that matches nothing fails the pipeline before anything is committed
+    with pytest.raises(Exception):
+        main(["run", "--input", f"{tmp_path}/nothing/*", "--output", out, "--overwrite"])
+    assert files_under(out) == before
+    assert len(read(out, "documents")) == 3
+
+
+def test_bad_input_counts_add_up(tmp_path):
+    src, out = tmp_path / "src", str(tmp_path / "out")
+    src.mkdir()
+    (src / "garbage.txt").write_bytes(os.urandom(2048) + b"\x00")
+    (src / "empty.txt").write_bytes(b"")
+    (src / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    (src / "paper.pdf").write_bytes(b"%PDF-1.4\n%binary")
+    (src / "archive.zip").write_bytes(b"PK\x03\x04rest")
+    (src / "good.md").write_bytes(b"# Fine\n\nA good document.\n")
+    assert main(["run", "--input", f"{src}/*", "--output", out]) == 0
+    docs = {os.path.basename(d["uri"]): d for d in read(out, "documents")}
+    assert len(docs) == 6
+    assert {k: d["status"] for k, d in docs.items()} == {
+        "garbage.txt": "failed", "empty.txt": "empty", "latin1.txt": "failed", "paper.pdf": "failed",
+        "archive.zip": "failed", "good.md": "ok"}
+    assert "byte offset 3" in docs["latin1.txt"]["error_message"]
+    assert docs["paper.pdf"]["error_type"] == "UnsupportedContentType"
+    assert all(d["stage"] == "parse" for d in docs.values() if d["status"] == "failed")
+
+
+def test_spec_validation_names_key_paths(tmp_path):
+    with pytest.raises(ConfigError, match=r"routes\.text/markdown\.max_tokens"):
+        parse_spec({"routes": {"text/markdown": {"name": "sentence", "max_tokens": 2}}})
+    with pytest.raises(ConfigError, match=r"strategy\.sizee: unknown option"):
+        parse_spec({"strategy": {"name": "recursive", "sizee": 3}})
+    with pytest.raises(ConfigError, match="unknown key 'inputs'"):
+        parse_spec({"inputs": "x"})
+    with pytest.raises(ConfigError, match="compression"):
+        parse_spec({"compression": "lz9"})
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text("input: a/*\noutput: b\nroutes:\n  text/markdown: {name: sentence, max_tokens: 64, overlap_tokens: 8}\n")
+    spec = load_spec(str(spec_file))
+    assert isinstance(spec.strategy, Router)
+    assert spec.strategy.routes["text/markdown"] == SentenceChunker(max_tokens=64, overlap_tokens=8)
+
+
+def test_cli_with_spec_and_flags(tmp_path):
+    out = str(tmp_path / "out")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"input: {EXAMPLES}/*.md\noutput: {out}\nstrategy: {{name: token, window_tokens: 64, overlap_tokens: 8}}\n"
+                    "metadata: {team: search, version: 2}\n")
+    assert main(["run", "--config", str(spec)]) == 0
+    chunks = read(out, "chunks")
+    assert {c["strategy"] for c in chunks} == {"token"} and max(c["token_count"] for c in chunks) <= 64
+    from beam_chunking.schema import decode_metadata
+
+    assert decode_metadata(chunks[0]["metadata"]) == {"team": "search", "version": 2}
+    assert main(["run", "--config", str(spec), "--strategy", "bogus"]) == 2
+
+
+def _run_subprocess(src, out, seed, extra):
+    env = dict(os.environ, PYTHONHASHSEED=str(seed))
+    subprocess.run([sys.executable, "-m", "beam_chunking.pipelines.cli", "run", "--input", f"{src}/*",
+                    "--output", out, *extra], check=True, env=env, capture_output=True, timeout=300)
+    return sorted((c["chunk_id"], c["text"], c["start"], c["end"], c["token_count"]) for c in read(out, "chunks"))
+
+
+@pytest.mark.integration
+def test_deterministic_across_hash_seeds_and_running_modes(tmp_path):
+    src = str(tmp_path / "src")
+    make_corpus(src, 12)
+    a = _run_subprocess(src, str(tmp_path / "a"), 1, [])
+    b = _run_subprocess(src, str(tmp_path / "b"), 987, ["--direct_running_mode", "multi_processing",
+                                                      "--direct_num_workers", "2"])
+    assert a == b and len(a) > 12

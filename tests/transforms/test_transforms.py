@@ -1,0 +1,110 @@
+"""TestPipeline tests of each transform, on the in-process runner."""
+import glob
+import os
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from beam_chunking.errors import OutputExistsError
+from beam_chunking.ids import document_id
+from beam_chunking.strategies import RecursiveChunker, Router, SentenceChunker
+from beam_chunking.transforms import (ChunkDocuments, ChunkedDocument, ChunkFiles, Failure, ParseDocuments,
+                                      ReadDocuments, WriteChunkTable)
+from beam_chunking.types import Document, ParsedDocument, Section
+
+RUNNER = "FnApiRunner"
+
+
+def pipeline():
+    return TestPipeline(runner=RUNNER)
+
+
+def write(folder, files):
+    for name, data in files.items():
+        path = os.path.join(folder, name)
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def test_read_documents(tmp_path):
+    write(tmp_path, {"a.txt": b"hello", "b.md": b"# x"})
+    with pipeline() as p:
+        docs = p | ReadDocuments(str(tmp_path / "*")) | beam.Map(lambda d: (os.path.basename(d.uri), d.content_type, d.data, d.id == document_id(d.uri)))
+        assert_that(docs, equal_to([("a.txt", "text/plain", b"hello", True), ("b.md", "text/markdown", b"# x", True)]))
+
+
+def test_read_documents_size_cap_is_a_failure(tmp_path):
+    write(tmp_path, {"big.txt": b"x" * 100, "ok.txt": b"y"})
+    with pipeline() as p:
+        out = p | ReadDocuments(str(tmp_path / "*"), max_bytes=10) | beam.Map(
+            lambda e: (type(e).__name__, os.path.basename(e.uri), getattr(e, "stage", None)))
+        assert_that(out, equal_to([("Failure", "big.txt", "read"), ("Document", "ok.txt", None)]))
+
+
+def test_parse_documents_failures_pass_through():
+    docs = [Document("a", "a.txt", b"fine", "text/plain"), Document("b", "b.pdf", b"%PDF", "application/pdf"),
+            Document("c", "c.txt", b"\xff\xfe\xfd", "text/plain")]
+    with pipeline() as p:
+        out = p | beam.Create(docs) | ParseDocuments() | beam.Map(
+            lambda e: (e.id if isinstance(e, ParsedDocument) else e.document_id, type(e).__name__,
+                       getattr(e, "error_type", None)))
+        assert_that(out, equal_to([("a", "ParsedDocument", None), ("b", "Failure", "UnsupportedContentType"),
+                                   ("c", "Failure", "DecodeError")]))
+
+
+def test_parse_documents_replace_policy():
+    docs = [Document("c", "c.txt", b"ok \xff", "text/plain")]
+    with pipeline() as p:
+        out = p | beam.Create(docs) | ParseDocuments(decode_errors="replace") | beam.Map(lambda d: d.metadata["decode_replacements"])
+        assert_that(out, equal_to([1]))
+
+
+def test_chunk_documents_with_router_and_token_counts():
+    text = "Hello there. " * 10
+    docs = [ParsedDocument("m", "m.md", "text/markdown", text, (Section(0, len(text)),)),
+            ParsedDocument("p", "p.pdf", "application/pdf", text, (Section(0, len(text)),))]
+    router = Router({"text/markdown": SentenceChunker(max_tokens=20, overlap_tokens=0)})
+    with pipeline() as p:
+        out = p | beam.Create(docs) | ChunkDocuments(router) | beam.Map(
+            lambda e: (type(e).__name__, getattr(e, "strategy", None), getattr(e, "error_type", None),
+                       all(c.token_count for c in getattr(e, "chunks", ()))))
+        assert_that(out, equal_to([("ChunkedDocument", "sentence", None, True),
+                                   ("Failure", None, "UnsupportedContentType", True)]))
+
+
+def test_write_chunk_table_rows_and_failures(tmp_path):
+    from beam_chunking.types import Chunk
+
+    good = ChunkedDocument("d1", "d1.txt", "text/plain", 5, "s", 1, (Chunk("d1", 0, 0, 5, "hello", 1, {"n": 3}),),
+                           "recursive", "f" * 12)
+    bad_meta = ChunkedDocument("d2", "d2.txt", "text/plain", 5, "s", 1, (Chunk("d2", 0, 0, 5, "hello", 1, {"x": {}}),),
+                               "recursive", "f" * 12)
+    failed = Failure("d3", "d3.pdf", "parse", "UnsupportedContentType", "no parser")
+    with pipeline() as p:
+        p | beam.Create([good, bad_meta, failed]) | WriteChunkTable(str(tmp_path / "out"))
+    docs = {r["document_id"]: r for r in pq.read_table(str(tmp_path / "out" / "documents")).to_pylist()}
+    assert docs["d1"]["status"] == "ok" and docs["d1"]["chunk_count"] == 1
+    assert docs["d2"]["status"] == "failed" and docs["d2"]["stage"] == "validate"
+    assert docs["d3"]["status"] == "failed" and docs["d3"]["error_type"] == "UnsupportedContentType"
+    chunks = pq.read_table(str(tmp_path / "out" / "chunks")).to_pylist()
+    assert [c["chunk_id"] for c in chunks] == ["d1:0000000000"]
+    assert not glob.glob(str(tmp_path / "out" / ".staging-*"))
+
+
+def test_non_empty_output_refused(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("x")
+    p = beam.Pipeline(runner=RUNNER)
+    with pytest.raises(OutputExistsError, match="overwrite"):
+        p | beam.Create([]) | WriteChunkTable(str(tmp_path / "out"))
+
+
+def test_chunk_files_composite(tmp_path):
+    write(tmp_path, {"a.md": b"# T\n\nSome words here.\n", "z.bin": b"\x7fELF\x00\x00"})
+    with pipeline() as p:
+        p | ChunkFiles(str(tmp_path / "*"), str(tmp_path / "out"), RecursiveChunker())
+    docs = pq.read_table(str(tmp_path / "out" / "documents")).to_pylist()
+    assert sorted(d["status"] for d in docs) == ["failed", "ok"]
