@@ -4,8 +4,8 @@ The span is encoded once. Windows end at token boundaries that are also boundari
 tiktoken's pre-tokenizer pieces (the next token starts with a space and an ASCII letter;
 such a token always begins a piece in every OpenAI encoding). A chunk whose both ends sit
 on such boundaries tokenizes on its own into exactly the tokens of its slice, so its count
-is known without encoding it again. Any other cut (text without spaces, CJK, a
-trimmed end inside a token) is verified by encoding the chunk alone and shrunk until it
+is known without encoding it again. Any other cut (text without spaces, CJK, an end
+trimmed of whitespace) is verified by encoding the chunk alone and shrunk until it
 fits, so the window is a hard ceiling on the chunk's own token count either way.
 """
 from __future__ import annotations
@@ -156,11 +156,10 @@ def _fit(enc, tk: _Encoded, text: str, i: int, j: int, exact: bool, window: int,
     """Return ``(own token count, end boundary, trimmed end char)`` for the window ``[i, j)``."""
     cs = int(tk.coff[i])
     ce_trim = trim_end(text, cs, int(tk.coff[j]))
-    if exact:
-        # Trimming whitespace from a piece-aligned end lands on a piece boundary again.
-        k = int(np.searchsorted(tk.coff, ce_trim, side="left"))
-        if k <= j and int(tk.coff[k]) == ce_trim:
-            return k - i, j, ce_trim
+    if exact and ce_trim == int(tk.coff[j]):
+        # Both ends on pre-tokenizer piece boundaries: the slice is the chunk's own tokenization.
+        # A trimmed end is verified instead (property tests found a case where it differs).
+        return j - i, j, ce_trim
     count = len(enc.encode_ordinary(text[cs:ce_trim])) if ce_trim > cs else 0
     while count > window:
         j = _shrink(tk, j, count - window, floor)
