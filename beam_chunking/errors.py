@@ -26,7 +26,16 @@ class ChunkingError(Exception):
 
 
 class ConfigError(ChunkingError, ValueError):
-    """An option or spec value is invalid; the message names the field and the value."""
+    """An option or spec value is invalid; the message names the field and the value.
+
+    Args:
+        message: What is wrong and what to do.
+        field: The option at fault (``"overlap"``), so a spec can report its key path.
+    """
+
+    def __init__(self, message: str, *, field: Optional[str] = None, **kwargs):
+        self.field = field
+        super().__init__(message, **kwargs)
 
 
 class ParseError(ChunkingError):

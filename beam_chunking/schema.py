@@ -78,6 +78,9 @@ DOCUMENTS_SCHEMA = pa.schema(
     ]
 )
 
+#: Parquet codecs the writer accepts.
+COMPRESSIONS = ("zstd", "snappy", "gzip", "none")
+
 _INT64 = (-(2**63), 2**63 - 1)
 
 

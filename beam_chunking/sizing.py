@@ -104,6 +104,9 @@ def load_encoding(name: str):
     Raises:
         TokenizerUnavailable: the encoding is neither bundled nor in tiktoken's cache.
     """
+    enc = _ENCODINGS.get(name)  # hot path: no lock once loaded
+    if enc is not None:
+        return enc
     with _LOCK:
         if name in _ENCODINGS:
             return _ENCODINGS[name]

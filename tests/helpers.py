@@ -45,6 +45,16 @@ def check_chunks(text, chunks, *, limit=None, measure=len):
     assert starts == sorted(starts)
 
 
+def check_properties(strategy, text, limit, measure=len):
+    """The battery plus determinism, and exact token counts for strategies that report them."""
+    chunks = strategy.chunk(text)
+    check_chunks(text, chunks, limit=limit, measure=measure)
+    assert chunks == strategy.chunk(text)
+    if measure is not len:
+        assert all(c.token_count == measure(c.text) for c in chunks)
+    return chunks
+
+
 def tokens(text: str) -> int:
     return CL100K.count(text)
 

@@ -55,8 +55,7 @@ def _headings(text: str) -> List[Tuple[int, int, str]]:
         elif m:
             fence = m.group(1)
             para = []
-        elif _ATX.match(body):
-            atx = _ATX.match(body)
+        elif atx := _ATX.match(body):
             found.append((pos, len(atx.group(1)), clean_heading(atx.group(2) or "")))
             para = []
         elif _SETEXT.match(body) and len(para) == 1:

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from beam_chunking.parsers.decode import ERROR_POLICIES
+from beam_chunking.schema import COMPRESSIONS
+
 
 class ChunkingOptions(PipelineOptions):
     """Flags of ``beam-chunking run`` (hyphen and underscore spellings both work).
@@ -31,8 +34,8 @@ class ChunkingOptions(PipelineOptions):
         parser.add_argument("--token-counter", "--token_counter", dest="token_counter", default=None,
                             help="Sizer filling token_count for character strategies (default cl100k_base).")
         parser.add_argument("--decode-errors", "--decode_errors", dest="decode_errors", default=None,
-                            choices=["strict", "replace"], help="Invalid text bytes: fail or replace.")
+                            choices=list(ERROR_POLICIES), help="Invalid text bytes: fail or replace.")
         parser.add_argument("--compression", dest="compression", default=None,
-                            choices=["zstd", "snappy", "gzip", "none"], help="Parquet codec.")
+                            choices=list(COMPRESSIONS), help="Parquet codec.")
         parser.add_argument("--num-shards", "--num_shards", dest="num_shards", type=int, default=None,
                             help="Shards per table (0: runner decides).")

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import io
+import json
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 import apache_beam as beam
@@ -14,7 +15,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.pipelines.options import ChunkingOptions
-from beam_chunking.pipelines.spec import PipelineSpec, build_strategy, load_spec, parse_spec
+from beam_chunking.pipelines.spec import PipelineSpec, parse_spec, read_spec_file
 from beam_chunking.transforms import ChunkFiles
 from beam_chunking.transforms.write import MANIFEST
 
@@ -29,31 +30,37 @@ def _option_value(text: str) -> Any:
 
 
 def spec_from_options(opts: ChunkingOptions) -> PipelineSpec:
-    """Merge ``--config`` with command-line flags (flags win) into a validated spec."""
-    spec = load_spec(opts.config) if opts.config else parse_spec({})
-    changes: Dict[str, Any] = {}
+    """Overlay command-line flags on ``--config`` (flags win) and validate the result once.
+
+    Strategy flags change the spec's strategy in place: ``--overlap 20`` with a spec naming
+    ``token`` keeps ``token``; ``--strategy`` switches it.
+    """
+    data: Dict[str, Any] = read_spec_file(opts.config) if opts.config else {}
+    source = opts.config or "command line"
     for key in ("input", "output", "decode_errors", "compression", "num_shards"):
         if getattr(opts, key) is not None:
-            changes[key] = getattr(opts, key)
+            data[key] = getattr(opts, key)
     if opts.overwrite:
-        changes["overwrite"] = True
+        data["overwrite"] = True
     if opts.token_counter is not None:
-        changes["token_counter"] = None if opts.token_counter.lower() == "none" else opts.token_counter
-    if opts.strategy or opts.max_chunk_size is not None or opts.overlap is not None or opts.strategy_option:
-        strategy: Dict[str, Any] = {"name": opts.strategy or "recursive"}
-        if opts.max_chunk_size is not None:
-            strategy["max_chunk_size"] = opts.max_chunk_size
-        if opts.overlap is not None:
-            strategy["overlap"] = opts.overlap
-        for item in opts.strategy_option or []:
-            key, sep, value = item.partition("=")
-            if not sep or not key:
-                raise ConfigError(f"--strategy-option {item!r}: expected KEY=VALUE")
-            strategy[key.strip().replace("-", "_")] = _option_value(value)
-        changes["strategy"] = build_strategy(strategy, "--strategy")
-    spec = replace(spec, **changes)
-    if changes.get("token_counter"):
-        parse_spec({"token_counter": changes["token_counter"]}, source="--token-counter")
+        data["token_counter"] = None if opts.token_counter.lower() == "none" else opts.token_counter
+    flags: Dict[str, Any] = {}
+    if opts.max_chunk_size is not None:
+        flags["max_chunk_size"] = opts.max_chunk_size
+    if opts.overlap is not None:
+        flags["overlap"] = opts.overlap
+    for item in opts.strategy_option or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--strategy-option {item!r}: expected KEY=VALUE")
+        flags[key.strip().replace("-", "_")] = _option_value(value)
+    if opts.strategy or flags:
+        base = data.get("strategy") or {}
+        base = {"name": base} if isinstance(base, str) else dict(base)
+        if opts.strategy and opts.strategy != base.get("name"):
+            base = {"name": opts.strategy}  # a different strategy takes none of the old options
+        data["strategy"] = {**base, **flags}
+    spec = parse_spec(data, source=source)
     if not spec.input:
         raise ConfigError("input: required (--input PATTERN or 'input:' in the spec)")
     if not spec.output:
@@ -99,8 +106,6 @@ class RunSummary:
 
 def summarize(output: str, seconds: float) -> RunSummary:
     """Read the documents table of a finished run and count what happened."""
-    import json
-
     output = output.rstrip("/")
     with FileSystems.open(f"{output}/{MANIFEST}") as f:
         tables = json.loads(f.read().decode("utf-8"))["tables"]

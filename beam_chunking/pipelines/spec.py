@@ -18,6 +18,7 @@ Every error names the key path and the bad value, e.g.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional
 
@@ -25,13 +26,13 @@ import yaml
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.parsers.decode import ERROR_POLICIES
+from beam_chunking.schema import COMPRESSIONS, RESERVED_TYPES, encode_metadata_value
 from beam_chunking.sizing import get_sizer
 from beam_chunking.strategies import DEFAULT_STRATEGY, REGISTRY, Router, get
 from beam_chunking.strategies.base import Chunker
 
 KEYS = ("input", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
         "compression", "metadata", "num_shards")
-COMPRESSIONS = ("zstd", "snappy", "gzip", "none")
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,6 @@ def build_strategy(value: Any, path: str) -> Chunker:
     if name not in REGISTRY:
         raise ConfigError(f"{path}.name: {name!r} is not a strategy; choose one of {', '.join(sorted(REGISTRY))}")
     cls = REGISTRY[name]
-    import dataclasses
-
     known = {f.name for f in dataclasses.fields(cls) if f.init}
     for key in options:
         if key not in known:
@@ -71,9 +70,8 @@ def build_strategy(value: Any, path: str) -> Chunker:
     try:
         return cls(**options)
     except ConfigError as exc:
-        field_name = next((k for k in options if f".{k}" in str(exc) or f" {k}" in str(exc)), None)
-        where = f"{path}.{field_name}" if field_name else path
-        raise ConfigError(f"{where}: {exc}") from None
+        where = f"{path}.{exc.field}" if exc.field else path
+        raise ConfigError(f"{where}: {exc}", field=exc.field) from None
 
 
 def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
@@ -136,8 +134,6 @@ def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
         meta = data["metadata"]
         if not isinstance(meta, dict):
             raise ConfigError(f"metadata: expected a mapping, got {meta!r}")
-        from beam_chunking.schema import RESERVED_TYPES, encode_metadata_value
-
         for k, v in meta.items():
             if k in RESERVED_TYPES:
                 raise ConfigError(f"metadata.{k}: reserved key; it is set by parsers and strategies")
@@ -149,8 +145,8 @@ def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
     return PipelineSpec(**out)
 
 
-def load_spec(path: str) -> PipelineSpec:
-    """Read and validate a YAML spec file."""
+def read_spec_file(path: str) -> Dict[str, Any]:
+    """Read a YAML spec file into a mapping (not yet validated)."""
     try:
         with open(path, encoding="utf-8") as f:
             data = yaml.safe_load(f)
@@ -158,4 +154,11 @@ def load_spec(path: str) -> PipelineSpec:
         raise ConfigError(f"{path}: cannot read the spec: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
-    return parse_spec(data, source=path)
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(f"{path}: the spec must be a mapping, got {type(data).__name__}")
+    return data or {}
+
+
+def load_spec(path: str) -> PipelineSpec:
+    """Read and validate a YAML spec file."""
+    return parse_spec(read_spec_file(path), source=path)

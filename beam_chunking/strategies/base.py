@@ -21,7 +21,7 @@ Span = Tuple[int, int, Optional[int]]
 def require_positive(owner: str, name: str, value: Any, minimum: int = 1) -> None:
     """Raise :class:`ConfigError` unless ``value`` is an int of at least ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{owner}.{name} must be an integer >= {minimum}, got {value!r}")
+        raise ConfigError(f"{owner}.{name} must be an integer >= {minimum}, got {value!r}", field=name)
 
 
 def require_overlap(owner: str, size_name: str, size: int, overlap_name: str, overlap: Any) -> None:
@@ -29,7 +29,8 @@ def require_overlap(owner: str, size_name: str, size: int, overlap_name: str, ov
     require_positive(owner, overlap_name, overlap, minimum=0)
     if overlap >= size:
         raise ConfigError(
-            f"{owner}.{overlap_name}={overlap} must be smaller than {owner}.{size_name}={size}"
+            f"{owner}.{overlap_name}={overlap} must be smaller than {owner}.{size_name}={size}",
+            field=overlap_name,
         )
 
 

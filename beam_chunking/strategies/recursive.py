@@ -59,7 +59,7 @@ class RecursiveChunker(SectionChunker):
         require_overlap("RecursiveChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
         seps = tuple(self.separators)
         if not seps or not all(isinstance(s, str) for s in seps):
-            raise ConfigError(f"RecursiveChunker.separators must be a non-empty list of strings, got {self.separators!r}")
+            raise ConfigError(f"RecursiveChunker.separators must be a non-empty list of strings, got {self.separators!r}", field="separators")
         object.__setattr__(self, "separators", seps)
 
     def section_spans(self, text: str, start: int, end: int) -> List[Span]:
@@ -117,7 +117,7 @@ class RecursiveChunker(SectionChunker):
         w = word_start(text, lo, s)
         if w >= 0:
             return w
-        if skip_space(text, lo, s) == lo and not any(ch.isspace() for ch in text[lo:s]):
+        if not any(ch.isspace() for ch in text[lo:s]):
             # No spaces to align on (CJK, identifiers): overlap at a grapheme boundary.
             return safe_cut_forward(text, lo, s)
         return s

@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
-from beam_chunking.errors import ConfigError
 from beam_chunking.sizing import TiktokenSizer
 from beam_chunking.strategies._sentences import sentence_spans
 from beam_chunking.strategies._token_windows import token_windows
@@ -45,12 +44,13 @@ class SentenceChunker(SectionChunker):
     def __post_init__(self) -> None:
         require_positive("SentenceChunker", "max_tokens", self.max_tokens, minimum=MIN_WINDOW_TOKENS)
         require_overlap("SentenceChunker", "max_tokens", self.max_tokens, "overlap_tokens", self.overlap_tokens)
-        TiktokenSizer(encoding=self.encoding, model=self.model)
+        # Resolve (and load, offline) now; chunking then looks the encoding up by name.
+        object.__setattr__(self, "_sizer", TiktokenSizer(encoding=self.encoding, model=self.model))
 
     @property
     def sizer(self) -> TiktokenSizer:
-        """The tokenizer this strategy counts with."""
-        return TiktokenSizer(encoding=self.encoding, model=self.model)
+        """The tokenizer this strategy counts with (resolved once, at construction)."""
+        return self._sizer
 
     def section_spans(self, text: str, start: int, end: int) -> List[Span]:
         """Return sentence groups of ``text[start:end]`` as ``(start, end, token_count)``."""
@@ -85,7 +85,7 @@ class SentenceChunker(SectionChunker):
                     a += 1
                     s = sents[a][0]
                 else:  # pragma: no cover - a lone sentence was counted on its own text
-                    raise ConfigError("sentence count mismatch")
+                    raise AssertionError("a lone sentence exceeds the budget it was counted under")
                 own = len(enc.encode_ordinary(text[s:sents[b - 1][1]]))
             out.append((s, sents[b - 1][1], own))
             prev_a, i = a, b

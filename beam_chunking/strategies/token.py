@@ -60,14 +60,16 @@ class TokenChunker(SectionChunker):
             if self.overlap_tokens >= self.window_tokens:
                 raise ConfigError(
                     f"TokenChunker.overlap_tokens={self.overlap_tokens} must be smaller than "
-                    f"TokenChunker.window_tokens={self.window_tokens}"
+                    f"TokenChunker.window_tokens={self.window_tokens}",
+                    field="overlap_tokens",
                 )
-        TiktokenSizer(encoding=self.encoding, model=self.model)  # resolve offline now
+        # Resolve (and load, offline) now; chunking then looks the encoding up by name.
+        object.__setattr__(self, "_sizer", TiktokenSizer(encoding=self.encoding, model=self.model))
 
     @property
     def sizer(self) -> TiktokenSizer:
-        """The tokenizer this strategy counts with."""
-        return TiktokenSizer(encoding=self.encoding, model=self.model)
+        """The tokenizer this strategy counts with (resolved once, at construction)."""
+        return self._sizer
 
     def effective(self) -> Tuple[int, int]:
         """Return ``(window, overlap)`` in tokens after the per-property fallback.

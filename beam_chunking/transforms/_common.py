@@ -8,17 +8,28 @@ from beam_chunking.transforms.records import Failure, failure_from
 NAMESPACE = "beam_chunking"
 
 
-def with_failures(pcoll, label: str, fn: beam.DoFn, stage: str):
+class StageFn(beam.DoFn):
+    """A stage's DoFn: earlier failures pass through untouched; ``handle`` does the work."""
+
+    def process(self, element):
+        if isinstance(element, Failure):
+            yield element
+        else:
+            yield from self.handle(element)
+
+    def handle(self, element):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def with_failures(pcoll, label: str, fn: StageFn, stage: str):
     """Apply ``fn`` with Beam's exception handling; failed elements become :class:`Failure`.
 
-    ``fn`` receives only elements that are not failures; earlier failures pass through.
+    Failures of earlier stages flow through ``fn`` itself, so the stage adds one fused ParDo
+    and the dead-letter branch, and no re-merge of the main stream.
     """
-    failures_in, todo = pcoll | f"{label}SkipFailures" >> beam.Partition(
-        lambda e, _: 0 if isinstance(e, Failure) else 1, 2
-    )
-    good, bad = todo | label >> beam.ParDo(fn).with_exception_handling()
+    good, bad = pcoll | label >> beam.ParDo(fn).with_exception_handling()
     failed = bad | f"{label}Failures" >> beam.Map(_to_failure, stage)
-    return (good, failed, failures_in) | f"{label}Merge" >> beam.Flatten()
+    return (good, failed) | f"{label}Merge" >> beam.Flatten()
 
 
 def _to_failure(bad, stage):

@@ -12,14 +12,14 @@ from beam_chunking.errors import ConfigError
 from beam_chunking.sizing import get_sizer
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.strategies.router import Router
-from beam_chunking.transforms._common import NAMESPACE, with_failures
+from beam_chunking.transforms._common import NAMESPACE, StageFn, with_failures
 from beam_chunking.transforms.records import ChunkedDocument
 
 _LOG = logging.getLogger(__name__)
 _PROGRESS_SECONDS = 30.0
 
 
-class _ChunkFn(beam.DoFn):
+class _ChunkFn(StageFn):
     def __init__(self, strategy: Chunker, token_counter: Optional[str]):
         self.strategy = strategy
         self.token_counter = token_counter
@@ -33,7 +33,7 @@ class _ChunkFn(beam.DoFn):
         self._seen = 0
         self._last_log = time.monotonic()
 
-    def process(self, doc):
+    def handle(self, doc):
         strategy = self.strategy.select(doc) if isinstance(self.strategy, Router) else self.strategy
         chunks = strategy.chunk_document(doc)
         if self._sizer is not None:

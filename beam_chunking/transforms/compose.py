@@ -33,7 +33,6 @@ class ChunkFiles(beam.PTransform):
                  compression: str = "zstd", max_bytes: int = DEFAULT_MAX_BYTES,
                  metadata: Optional[Dict[str, Any]] = None, num_shards: int = 0):
         super().__init__()
-        self.input = input
         self.strategy = strategy or get(DEFAULT_STRATEGY)
         self.read = ReadDocuments(input, max_bytes=max_bytes, metadata=metadata)
         self.parse = ParseDocuments(decode_errors)

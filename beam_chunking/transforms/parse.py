@@ -6,14 +6,14 @@ import apache_beam as beam
 from beam_chunking.parsers import parse
 from beam_chunking.parsers.decode import ERROR_POLICIES
 from beam_chunking.errors import ConfigError
-from beam_chunking.transforms._common import with_failures
+from beam_chunking.transforms._common import StageFn, with_failures
 
 
-class _ParseFn(beam.DoFn):
+class _ParseFn(StageFn):
     def __init__(self, decode_errors: str):
         self.decode_errors = decode_errors
 
-    def process(self, document):
+    def handle(self, document):
         yield parse(document, decode_errors=self.decode_errors)
 
 

@@ -8,21 +8,21 @@ from apache_beam.io import fileio
 
 from beam_chunking.ids import document_id
 from beam_chunking.parsers.detect import detect_content_type
-from beam_chunking.transforms._common import NAMESPACE, with_failures
+from beam_chunking.transforms._common import NAMESPACE, StageFn, with_failures
 from beam_chunking.types import Document
 
 #: Default cap on one document's size, in bytes (256 MiB).
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
 
-class _ReadFn(beam.DoFn):
+class _ReadFn(StageFn):
     def __init__(self, max_bytes: int, metadata: Dict[str, Any]):
         self.max_bytes = max_bytes
         self.metadata = metadata
         self.documents = beam.metrics.Metrics.counter(NAMESPACE, "documents")
         self.bytes = beam.metrics.Metrics.counter(NAMESPACE, "bytes")
 
-    def process(self, readable):
+    def handle(self, readable):
         uri = readable.metadata.path
         self.documents.inc()
         size = readable.metadata.size_in_bytes

@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
+from beam_chunking.ids import document_id
 from beam_chunking.types import Chunk, Document, ParsedDocument
 
 
@@ -86,6 +87,4 @@ def failure_from(element: Any, error: Any, stage: str) -> Failure:
                        element.size_bytes, element.sha256)
     meta = getattr(element, "metadata", None)  # a fileio.ReadableFile that failed to read
     uri = str(getattr(meta, "path", None) or getattr(element, "path", None) or element)
-    from beam_chunking.ids import document_id
-
     return Failure(document_id(uri), uri, stage, error_type, message)

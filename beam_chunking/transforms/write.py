@@ -23,14 +23,13 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsList
 
 from beam_chunking.errors import ConfigError, OutputExistsError
-from beam_chunking.schema import CHUNKS_SCHEMA, DOCUMENTS_SCHEMA, chunk_batch, chunk_rows, document_row
-from beam_chunking.transforms._common import with_failures
+from beam_chunking.schema import COMPRESSIONS, CHUNKS_SCHEMA, DOCUMENTS_SCHEMA, chunk_batch, chunk_rows, document_row
+from beam_chunking.transforms._common import StageFn, with_failures
 from beam_chunking.transforms.records import ChunkedDocument, Failure
 
 _LOG = logging.getLogger(__name__)
 TABLES = ("chunks", "documents")
 MANIFEST = "_manifest.json"
-COMPRESSIONS = ("zstd", "snappy", "gzip", "none")
 
 
 class _Rows(NamedTuple):
@@ -38,8 +37,8 @@ class _Rows(NamedTuple):
     document: dict
 
 
-class _RowsFn(beam.DoFn):
-    def process(self, item: ChunkedDocument):
+class _RowsFn(StageFn):
+    def handle(self, item: ChunkedDocument):
         rows = chunk_rows(list(item.chunks), strategy=item.strategy, fingerprint=item.strategy_fingerprint,
                           content_type=item.content_type, uri=item.uri)
         batch = chunk_batch(rows) if rows else None

@@ -96,6 +96,32 @@ def test_bad_input_counts_add_up(tmp_path):
     assert all(d["stage"] == "parse" for d in docs.values() if d["status"] == "failed")
 
 
+def test_replace_policy_counts_and_zstd_output(tmp_path):
+    src, out = tmp_path / "src", str(tmp_path / "out")
+    src.mkdir()
+    (src / "latin1.txt").write_bytes("caf\xe9 and na\xefve".encode("latin-1"))
+    assert main(["run", "--input", f"{src}/*", "--output", out, "--decode-errors", "replace"]) == 0
+    [doc] = read(out, "documents")
+    assert doc["status"] == "ok" and doc["decode_replacements"] == 2
+    meta = pq.ParquetFile(os.path.join(out, "chunks", os.listdir(os.path.join(out, "chunks"))[0])).metadata
+    assert meta.row_group(0).column(0).compression == "ZSTD"
+
+
+def test_flags_overlay_the_spec_strategy(tmp_path):
+    from beam_chunking.pipelines.options import ChunkingOptions
+    from beam_chunking.pipelines.run import spec_from_options
+    from beam_chunking.strategies import TokenChunker
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("input: a/*\noutput: b\nstrategy: {name: token, window_tokens: 64, overlap_tokens: 8}\n")
+    opts = ChunkingOptions(["--config", str(spec), "--strategy-option", "overlap_tokens=4"])
+    assert spec_from_options(opts).strategy == TokenChunker(window_tokens=64, overlap_tokens=4)
+    opts = ChunkingOptions(["--config", str(spec), "--strategy", "fixed", "--max-chunk-size", "100"])
+    assert spec_from_options(opts).strategy.max_chunk_size == 100
+    with pytest.raises(ConfigError, match=r"strategy\.overlap_tokens"):
+        spec_from_options(ChunkingOptions(["--config", str(spec), "--strategy-option", "overlap_tokens=64"]))
+
+
 def test_spec_validation_names_key_paths(tmp_path):
     with pytest.raises(ConfigError, match=r"routes\.text/markdown\.max_tokens"):
         parse_spec({"routes": {"text/markdown": {"name": "sentence", "max_tokens": 2}}})

@@ -3,7 +3,7 @@ from hypothesis import given, strategies as st
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies import FixedSizeChunker
-from tests.helpers import adversarial_text, check_chunks, check_pickle
+from tests.helpers import adversarial_text, check_chunks, check_pickle, check_properties
 
 
 def test_defaults_and_units():
@@ -39,6 +39,13 @@ def test_hard_cut_keeps_grapheme_clusters():
     check_chunks(text, chunks, limit=5)
 
 
+def test_hard_cut_never_splits_crlf():
+    text = "ab\r\n" * 10
+    for size in range(2, 9):
+        for c in FixedSizeChunker(max_chunk_size=size, overlap=0).chunk(text.replace("\r\n", "\r\nx")):
+            assert not c.text.startswith("\n")
+
+
 def test_empty_and_whitespace_input():
     assert FixedSizeChunker().chunk("") == []
     assert FixedSizeChunker().chunk(" \n\t ") == []
@@ -64,7 +71,4 @@ def test_five_megabyte_line():
 
 @given(adversarial_text, st.integers(1, 60), st.integers(0, 59))
 def test_properties(text, size, overlap):
-    overlap = min(overlap, size - 1)
-    chunks = FixedSizeChunker(max_chunk_size=size, overlap=overlap).chunk(text)
-    check_chunks(text, chunks, limit=size)
-    assert chunks == FixedSizeChunker(max_chunk_size=size, overlap=overlap).chunk(text)
+    check_properties(FixedSizeChunker(max_chunk_size=size, overlap=min(overlap, size - 1)), text, size)

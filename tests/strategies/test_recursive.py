@@ -4,7 +4,7 @@ from hypothesis import given, strategies as st
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies import RecursiveChunker
 from beam_chunking.types import ParsedDocument, Section
-from tests.helpers import adversarial_text, check_chunks, check_pickle
+from tests.helpers import adversarial_text, check_chunks, check_pickle, check_properties
 
 
 def test_defaults():
@@ -77,8 +77,4 @@ def test_five_megabyte_line_without_spaces():
 
 @given(adversarial_text, st.integers(1, 80), st.integers(0, 79))
 def test_properties(text, size, overlap):
-    overlap = min(overlap, size - 1)
-    strategy = RecursiveChunker(max_chunk_size=size, overlap=overlap)
-    chunks = strategy.chunk(text)
-    check_chunks(text, chunks, limit=size)
-    assert chunks == strategy.chunk(text)
+    check_properties(RecursiveChunker(max_chunk_size=size, overlap=min(overlap, size - 1)), text, size)

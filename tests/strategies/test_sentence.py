@@ -4,7 +4,7 @@ from hypothesis import given, strategies as st
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies import SentenceChunker
 from beam_chunking.strategies._sentences import sentence_spans
-from tests.helpers import adversarial_text, check_chunks, check_pickle, tokens
+from tests.helpers import adversarial_text, check_chunks, check_pickle, check_properties, tokens
 
 
 def sentences(text):
@@ -62,7 +62,5 @@ def test_empty_and_pickle():
 
 @given(adversarial_text, st.integers(4, 40), st.integers(0, 39))
 def test_properties(text, budget, overlap):
-    overlap = min(overlap, budget - 1)
-    chunks = SentenceChunker(max_tokens=budget, overlap_tokens=overlap).chunk(text)
-    check_chunks(text, chunks, limit=budget, measure=tokens)
-    assert all(c.token_count == tokens(c.text) for c in chunks)
+    strategy = SentenceChunker(max_tokens=budget, overlap_tokens=min(overlap, budget - 1))
+    check_properties(strategy, text, budget, measure=tokens)
