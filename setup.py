@@ -43,7 +43,7 @@ setup(
     packages=find_packages(include=["beam_chunking", "beam_chunking.*"]),
     install_requires=CORE,
     extras_require=EXTRAS,
-    entry_points={"console_scripts": ["beam-chunking=beam_chunking.pipelines.cli:main"]},
+    entry_points={"console_scripts": ["beam-chunking=beam_chunking.pipelines.cli:console_main"]},
     classifiers=[
         "Programming Language :: Python :: 3",
         "License :: OSI Approved :: Apache Software License",

@@ -20,7 +20,7 @@ import os
 import tempfile
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Protocol, runtime_checkable
+from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
 from beam_chunking.errors import ConfigError, MissingExtra, TokenizerUnavailable
 
@@ -179,6 +179,20 @@ class TiktokenSizer:
     def count(self, text: str) -> int:
         """Return the number of tokens in ``text``."""
         return len(self.tiktoken_encoding.encode_ordinary(text))
+
+    def count_spans(self, text: str, spans: Sequence[Tuple[int, int]]) -> List[int]:
+        """Return the token count of each ``text[start:end]``, each counted on its own.
+
+        The text is encoded once; each span then costs two short encodes (see
+        :class:`beam_chunking.token_index.TokenIndex`), not a full one.
+        """
+        if not spans:
+            return []
+        from beam_chunking.token_index import TokenIndex
+
+        lo = min(s for s, _ in spans)
+        index = TokenIndex(self.tiktoken_encoding, text, lo, max(e for _, e in spans))
+        return [index.count(text, s, e) for s, e in spans]
 
 
 _HF_LOCK = threading.Lock()

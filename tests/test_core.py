@@ -103,3 +103,11 @@ def test_lone_surrogate_fails_validation():
 def test_document_row_fits_schema():
     row = document_row(document_id="d", uri="u", content_type="text/plain", size_bytes=1, sha256="x", status="ok")
     assert pa.Table.from_pylist([row], schema=DOCUMENTS_SCHEMA).num_rows == 1
+
+
+def test_count_spans_matches_counting_each_span():
+    text = ("Some prose, with words.\n\n    indented code(x, y)\n日本語 👩‍👩‍👧 e\u0301 <|endoftext|> " * 30)
+    spans = [(s, min(len(text), s + w)) for s in range(0, len(text), 97) for w in (1, 40, 333)]
+    sizer = TiktokenSizer()
+    assert sizer.count_spans(text, spans) == [sizer.count(text[s:e]) for s, e in spans]
+    assert sizer.count_spans(text, []) == []

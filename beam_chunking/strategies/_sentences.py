@@ -20,39 +20,41 @@ ABBREVIATIONS = frozenset(
     fri sat sun ave blvd rd u.s u.k u.n e.u a.m p.m ph.d m.d b.a m.a op cit ca""".split()
 )
 
+# One leading character set lets the regex engine skip ahead fast; look-behinds pick the kind.
 _BOUNDARY = re.compile(
-    r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s|$)"  # western terminators, followed by space
-    r"|[\u3002\uff01\uff1f]+[\u300d\u300f\u201d\u2019\uff09]*"  # CJK terminators
-    r"|\n[ \t\r\f\v]*\n"  # blank line
+    r"[.!?\u2026\u3002\uff01\uff1f\n]"
+    r"(?:(?<=[.!?\u2026])(?P<west>[.!?\u2026]*[\"'\u201d\u2019)\]]*)(?=\s|\Z)(?=\s*(?P<next>\S)?)"  # then space
+    r"|(?<=[\u3002\uff01\uff1f])(?P<cjk>[\u3002\uff01\uff1f]*[\u300d\u300f\u201d\u2019\uff09]*)"  # CJK
+    r"|(?<=\n)(?P<para>[ \t\r\f\v]*\n))"  # blank line
 )
 _ACRONYM = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]$")
 _LEADING_PUNCT = "\"'(\u201c\u2018["
+_CLOSERS = "\"'\u201d\u2019)]"
+# Longest abbreviation or acronym worth looking back for, in characters.
+_LOOKBACK = 16
 
 
 def _word_before(text: str, lo: int, dot: int) -> str:
-    i = dot
-    while i > lo and not text[i - 1].isspace():
-        i -= 1
-    return text[i:dot].lstrip(_LEADING_PUNCT)
+    seg = text[max(lo, dot - _LOOKBACK):dot]
+    if not seg or seg[-1].isspace():
+        return ""
+    return seg.rsplit(None, 1)[-1].lstrip(_LEADING_PUNCT)
 
 
-def _is_boundary(text: str, m: re.Match, lo: int, end: int) -> bool:
+def _western_boundary(text: str, m: re.Match, lo: int) -> bool:
+    nxt = m.group("next")
+    if nxt is None:
+        return True  # end of the range
+    if nxt.islower():
+        return False  # "the U.S. capital", "e.g. ten"
     tok = m.group()
-    if tok[0] in "\n\u3002\uff01\uff1f":
-        return True
-    nxt = skip_space(text, m.end(), end)
-    if nxt >= end:
-        return True
-    if text[nxt].islower():
-        return False
-    if tok[0] == "." and tok.rstrip("\"'\u201d\u2019)]") == ".":
+    if tok[0] == "." and tok.rstrip(_CLOSERS) == ".":
         word = _word_before(text, lo, m.start())
-        lower = word.lower()
-        if lower in ABBREVIATIONS:
+        if word.lower() in ABBREVIATIONS:
             return False
         if len(word) == 1 and word.isalpha() and word.isupper():
             return False  # an initial, as in "J. Smith"
-        if _ACRONYM.match(word) and "\n" not in text[m.end():nxt]:
+        if _ACRONYM.match(word) and "\n" not in text[m.end():m.start("next")]:
             return False  # U.S., e.g. followed by a name
     return True
 
@@ -65,9 +67,14 @@ def sentence_spans(text: str, start: int, end: int) -> List[Tuple[int, int]]:
     out: List[Tuple[int, int]] = []
     s = skip_space(text, start, end)
     for m in _BOUNDARY.finditer(text, s, end):
-        if m.end() <= s or not _is_boundary(text, m, s, end):
+        if m.group("para") is not None:
+            cut = m.start()
+        elif m.group("cjk") is not None or _western_boundary(text, m, s):
+            cut = m.end()
+        else:
             continue
-        cut = m.start() if m.group()[0] == "\n" else m.end()
+        if cut <= s:
+            continue
         e = trim_end(text, s, cut)
         if e > s:
             out.append((s, e))

@@ -1,176 +1,117 @@
 """Token windows over a span of text, exact in characters and bounded in tokens.
 
-The span is encoded once. Windows end at token boundaries that are also boundaries of
-tiktoken's pre-tokenizer pieces (the next token starts with a space and an ASCII letter;
-such a token always begins a piece in every OpenAI encoding). A chunk whose both ends sit
-on such boundaries tokenizes on its own into exactly the tokens of its slice, so its count
-is known without encoding it again. Any other cut (text without spaces, CJK, an end
-trimmed of whitespace) is verified by encoding the chunk alone and shrunk until it
-fits, so the window is a hard ceiling on the chunk's own token count either way.
+Windows end, where they can, on pre-tokenizer piece boundaries (see
+:mod:`beam_chunking.token_index`), so most windows' counts are their slice counts; any other
+window is counted exactly with :meth:`TokenIndex.count` and shrunk until it fits. The window
+is a hard ceiling on each chunk's own token count either way.
 """
 from __future__ import annotations
 
-import threading
-from typing import Dict, List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
 from beam_chunking.strategies._text import skip_space, trim_end
-
-_LOCK = threading.Lock()
-_TABLES: Dict[str, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+from beam_chunking.token_index import TokenIndex
 
 
-def _tables(enc) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per token id: byte length; starts with b" " + ASCII letter; starts with whitespace."""
-    with _LOCK:
-        t = _TABLES.get(enc.name)
-        if t is None:
-            n = enc.n_vocab
-            lens = np.zeros(n, dtype=np.int64)
-            good = np.zeros(n, dtype=bool)
-            soft = np.zeros(n, dtype=bool)
-            for i in range(n):
-                try:
-                    b = enc.decode_single_token_bytes(i)
-                except KeyError:
-                    continue
-                lens[i] = len(b)
-                if b[:1] in (b" ", b"\n", b"\t", b"\r"):
-                    soft[i] = True
-                    if len(b) > 1 and b[0] == 32 and (65 <= b[1] <= 90 or 97 <= b[1] <= 122):
-                        good[i] = True
-            t = (lens, good, soft)
-            _TABLES[enc.name] = t
-        return t
-
-
-class _Encoded:
-    """A span encoded once, with token-boundary → character-offset maps."""
-
-    def __init__(self, enc, text: str, start: int, end: int):
-        self.enc = enc
-        piece = text[start:end]
-        ids = np.asarray(enc.encode_ordinary(piece), dtype=np.int64)
-        lens, good, soft = _tables(enc)
-        self.n = len(ids)
-        boff = np.zeros(self.n + 1, dtype=np.int64)
-        np.cumsum(lens[ids], out=boff[1:])
-        if piece.isascii():
-            coff = boff
-            char_ok = np.ones(self.n + 1, dtype=bool)
-        else:
-            raw = np.frombuffer(piece.encode("utf-8"), dtype=np.uint8)
-            is_start = np.empty(len(raw) + 1, dtype=bool)
-            is_start[:-1] = (raw & 0xC0) != 0x80
-            is_start[-1] = True
-            counts = np.zeros(len(raw) + 1, dtype=np.int64)
-            np.cumsum(is_start[:-1], out=counts[1:])
-            coff = counts[boff]
-            char_ok = is_start[boff]
-        self.coff = coff + start
-        nxt_good = np.zeros(self.n + 1, dtype=bool)
-        nxt_good[:-1] = good[ids]
-        nxt_soft = np.zeros(self.n + 1, dtype=bool)
-        nxt_soft[:-1] = soft[ids]
-        self.good = nxt_good & char_ok
-        self.soft = nxt_soft & char_ok
-        self.char_ok = char_ok
-
-    def last(self, mask: np.ndarray, lo: int, hi: int) -> int:
-        """Largest boundary index in ``[lo, hi]`` where ``mask`` holds, or -1."""
-        if hi < lo:
-            return -1
-        hits = np.flatnonzero(mask[lo:hi + 1])
-        return int(hits[-1]) + lo if len(hits) else -1
-
-    def first(self, mask: np.ndarray, lo: int, hi: int) -> int:
-        """Smallest boundary index in ``[lo, hi]`` where ``mask`` holds, or -1."""
-        if hi < lo:
-            return -1
-        hits = np.flatnonzero(mask[lo:hi + 1])
-        return int(hits[0]) + lo if len(hits) else -1
-
-
-def token_windows(enc, text: str, start: int, end: int, window: int, overlap: int) -> List[Tuple[int, int, int]]:
+def token_windows(enc, text: str, start: int, end: int, window: int, overlap: int,
+                  encoded: Optional[TokenIndex] = None) -> List[Tuple[int, int, int]]:
     """Cut ``text[start:end]`` into ``(start, end, token_count)`` windows.
 
     Every window's text, tokenized on its own, has at most ``window`` tokens; consecutive
     windows share about ``overlap`` tokens; no window is empty or whitespace-only; every
     non-whitespace character lies in some window. Requires ``window >= 4`` (one code point
     can take four tokens) and ``0 <= overlap < window``.
+
+    Args:
+        encoded: An encoding of a larger span that contains ``[start, end)`` (a sentence of
+            an already encoded section); the span is then not encoded again.
     """
     s = skip_space(text, start, end)
     e = trim_end(text, s, end)
     if s >= e:
         return []
-    tk = _Encoded(enc, text, s, e)
-    n = tk.n
-    if n <= window:
-        return [(s, e, n)]
+    tk = encoded if encoded is not None else TokenIndex(enc, text, s, e)
+    first = int(np.searchsorted(tk.coff, s, side="left"))
+    last = int(np.searchsorted(tk.coff, e, side="right")) - 1
+    total = tk.count(text, s, e)
+    if total <= window:
+        return [(s, e, total)]
+    if last - first < 2 and encoded is not None:
+        return token_windows(enc, text, s, e, window, overlap)  # the span sits inside a token
     out: List[Tuple[int, int, int]] = []
-    i, prev_j, exact_start = 0, 0, True
+    i, cs, prev_j = first, s, first
+    exact_start = tk.piece_start(first, s)
     while True:
-        hi = min(i + window, n)
-        if hi == n:
-            j, exact_end = n, True
+        hi = min(i + window, last)
+        lo = max(prev_j + 1, i + 1)
+        if hi == last and tk.count(text, cs, e) <= window:
+            j, ce, exact_end = last, e, tk.piece_end(last, e)
         else:
-            j = tk.last(tk.good, max(prev_j + 1, i + 1), hi)
+            # Prefer an end that needs no trimming if it keeps the window at least half full.
+            j = tk.last(tk.clean, max(lo, i + window // 2), min(hi, last - 1))
+            if j < 0:
+                j = tk.last(tk.good, lo, min(hi, last - 1))
             exact_end = j > 0
             if not exact_end:
-                j = tk.last(tk.soft, max(prev_j + 1, i + 1), hi)
+                j = tk.last(tk.soft, lo, min(hi, last - 1))
             if j < 0:
-                j = tk.last(tk.char_ok, max(prev_j + 1, i + 1), hi)
-            if j < 0 and i < prev_j:
-                # The overlap leaves no room for new content: restart without it.
-                i, exact_start = prev_j, bool(tk.good[prev_j])
-                continue
-        cs = int(tk.coff[i])
-        count, j, ce_trim = _fit(enc, tk, text, i, j, exact_start and exact_end, window, max(prev_j + 1, i + 1))
-        if count > window or j <= prev_j:
+                j = tk.last(tk.char_ok, lo, min(hi, last - 1))
+            if j < 0:
+                if i < prev_j:  # the overlap leaves no room for new content: drop it
+                    i, cs = prev_j, int(tk.coff[prev_j])
+                    exact_start = tk.piece_start(i, cs)
+                    continue
+                raise AssertionError("no token boundary inside a window")  # pragma: no cover
+            ce = int(tk.coff[j])
+        count, j, ce_trim = _fit(tk, text, cs, ce, i, j, exact_start and exact_end, window, lo)
+        if count > window or j <= prev_j and j != last:
             if i < prev_j:
-                i, exact_start = prev_j, bool(tk.good[prev_j])
+                i, cs = prev_j, int(tk.coff[prev_j])
+                exact_start = tk.piece_start(i, cs)
                 continue
             raise AssertionError("token window could not be fitted")  # pragma: no cover
         if ce_trim > cs and skip_space(text, cs, ce_trim) < ce_trim:
             out.append((cs, ce_trim, count))
-        if j >= n:
+        if ce_trim >= e or (j == last and ce == e):
             return out
         prev_j = j
         nxt = j
         if overlap:
-            lo = max(j - overlap, i + 1)
-            g = tk.first(tk.good, lo, j - 1)
+            g = tk.first(tk.good, max(j - overlap, i + 1), j - 1)
             if g > 0:
-                nxt, exact_start = g, True
+                nxt = g
             else:
-                c = tk.first(tk.char_ok, lo, j - 1)
+                c = tk.first(tk.char_ok, max(j - overlap, i + 1), j - 1)
                 if c > 0:
-                    nxt, exact_start = c, False
-        if nxt == j:
-            exact_start = bool(tk.good[j])
-        i = nxt
+                    nxt = c
+        i, cs = nxt, int(tk.coff[nxt])
+        exact_start = tk.piece_start(i, cs)
 
 
-def _fit(enc, tk: _Encoded, text: str, i: int, j: int, exact: bool, window: int, floor: int):
-    """Return ``(own token count, end boundary, trimmed end char)`` for the window ``[i, j)``."""
-    cs = int(tk.coff[i])
-    ce_trim = trim_end(text, cs, int(tk.coff[j]))
-    if exact and ce_trim == int(tk.coff[j]):
+def _fit(tk: TokenIndex, text: str, cs: int, ce: int, i: int, j: int, exact: bool, window: int, floor: int):
+    """Return ``(own token count, end boundary, trimmed end char)`` for the window ``[cs, ce)``."""
+    ce_trim = trim_end(text, cs, ce)
+    if exact:
         # Both ends on pre-tokenizer piece boundaries: the slice is the chunk's own tokenization.
-        # A trimmed end is verified instead (property tests found a case where it differs).
-        return j - i, j, ce_trim
-    count = len(enc.encode_ordinary(text[cs:ce_trim])) if ce_trim > cs else 0
+        # Trailing whitespace removed at a token boundary removes exactly those tokens (BPE never
+        # merged across that boundary). Boundaries inside a multi-byte character share the
+        # character's offset, so take the last boundary at that offset, a character boundary.
+        k = int(np.searchsorted(tk.coff, ce_trim, side="right")) - 1
+        if i < k <= j and int(tk.coff[k]) == ce_trim and tk.char_ok[k]:
+            return k - i, j, ce_trim
+    count = tk.count(text, cs, ce_trim)
     while count > window:
         j = _shrink(tk, j, count - window, floor)
         if j <= i:
             break
         ce_trim = trim_end(text, cs, int(tk.coff[j]))
-        count = len(enc.encode_ordinary(text[cs:ce_trim])) if ce_trim > cs else 0
+        count = tk.count(text, cs, ce_trim)
     return count, j, ce_trim
 
 
-def _shrink(tk: _Encoded, j: int, excess: int, floor: int) -> int:
+def _shrink(tk: TokenIndex, j: int, excess: int, floor: int) -> int:
     """Move end boundary ``j`` back by at least ``excess`` tokens to a character boundary."""
     k = j - max(1, excess)
     while k > floor and not tk.char_ok[k]:

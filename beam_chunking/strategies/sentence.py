@@ -4,9 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
+import numpy as np
+
 from beam_chunking.sizing import TiktokenSizer
 from beam_chunking.strategies._sentences import sentence_spans
 from beam_chunking.strategies._token_windows import token_windows
+from beam_chunking.token_index import TokenIndex
 from beam_chunking.strategies.base import SectionChunker, Span, require_overlap, require_positive
 from beam_chunking.strategies.token import MIN_WINDOW_TOKENS
 
@@ -53,19 +56,25 @@ class SentenceChunker(SectionChunker):
         return self._sizer
 
     def section_spans(self, text: str, start: int, end: int) -> List[Span]:
-        """Return sentence groups of ``text[start:end]`` as ``(start, end, token_count)``."""
+        """Return sentence groups of ``text[start:end]`` as ``(start, end, token_count)``.
+
+        The section is encoded once. Sentences are packed on their slice counts (tokens from
+        one sentence start to the next), then each chunk's own count is computed exactly
+        (see ``TokenIndex.count``) and a sentence is given back while it is over budget.
+        """
         enc = self.sizer.tiktoken_encoding
         budget, overlap = self.max_tokens, self.overlap_tokens
         sents = sentence_spans(text, start, end)
-        counts = [len(enc.encode_ordinary(text[s:e])) for s, e in sents]
+        if not sents:
+            return []
+        tk = TokenIndex(enc, text, sents[0][0], sents[-1][1])
+        firsts = np.searchsorted(tk.coff, [s for s, _ in sents], side="left").tolist()
+        firsts.append(tk.n)
+        counts = [b - a for a, b in zip(firsts, firsts[1:])]
         out: List[Span] = []
         prev_a = -1  # first sentence of the previous group, -1 when none can overlap
         i, n = 0, len(sents)
         while i < n:
-            if counts[i] > budget:
-                out.extend(token_windows(enc, text, sents[i][0], sents[i][1], budget, overlap))
-                prev_a, i = -1, i + 1
-                continue
             a, carried = i, 0
             if prev_a >= 0 and overlap:
                 while a - 1 > prev_a and carried + counts[a - 1] <= overlap:
@@ -75,18 +84,18 @@ class SentenceChunker(SectionChunker):
             while b < n and total + counts[b] <= budget:
                 total += counts[b]
                 b += 1
-            s = sents[a][0]
-            own = len(enc.encode_ordinary(text[s:sents[b - 1][1]]))
-            while own > budget:
-                # Tokens can merge differently across sentence joins: give back a sentence.
+            own = tk.count(text, sents[a][0], sents[b - 1][1])
+            while own > budget and (b - 1 > i or a < i):
+                # Give back the last new sentence first, then the overlap.
                 if b - 1 > i:
                     b -= 1
-                elif a < i:
+                else:
                     a += 1
-                    s = sents[a][0]
-                else:  # pragma: no cover - a lone sentence was counted on its own text
-                    raise AssertionError("a lone sentence exceeds the budget it was counted under")
-                own = len(enc.encode_ordinary(text[s:sents[b - 1][1]]))
-            out.append((s, sents[b - 1][1], own))
+                own = tk.count(text, sents[a][0], sents[b - 1][1])
+            if own > budget:  # one sentence longer than the budget: cut it by tokens
+                out.extend(token_windows(enc, text, sents[i][0], sents[i][1], budget, overlap, tk))
+                prev_a, i = -1, i + 1
+                continue
+            out.append((sents[a][0], sents[b - 1][1], own))
             prev_a, i = a, b
         return out

@@ -1,7 +1,6 @@
 """ChunkDocuments: :class:`ParsedDocument` -> :class:`ChunkedDocument`, in one DoFn (no shuffle)."""
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from typing import Optional
@@ -12,14 +11,17 @@ from beam_chunking.errors import ConfigError
 from beam_chunking.sizing import get_sizer
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.strategies.router import Router
-from beam_chunking.transforms._common import NAMESPACE, StageFn, with_failures
+from beam_chunking.transforms._common import NAMESPACE, StageFn
 from beam_chunking.transforms.records import ChunkedDocument
+from beam_chunking.types import Chunk
 
 _LOG = logging.getLogger(__name__)
 _PROGRESS_SECONDS = 30.0
 
 
 class _ChunkFn(StageFn):
+    stage = "chunk"
+
     def __init__(self, strategy: Chunker, token_counter: Optional[str]):
         self.strategy = strategy
         self.token_counter = token_counter
@@ -33,13 +35,20 @@ class _ChunkFn(StageFn):
         self._seen = 0
         self._last_log = time.monotonic()
 
+    def _with_counts(self, text, chunks):
+        todo = [c for c in chunks if c.token_count is None]
+        spans = [(c.start, c.end) for c in todo]
+        many = getattr(self._sizer, "count_spans", None)
+        counts = iter(many(text, spans) if many else [self._sizer.count(text[s:e]) for s, e in spans])
+        return [c if c.token_count is not None else
+                Chunk(c.document_id, c.index, c.start, c.end, c.text, next(counts), c.metadata, c.embedding, c.ordinal)
+                for c in chunks]
+
     def handle(self, doc):
         strategy = self.strategy.select(doc) if isinstance(self.strategy, Router) else self.strategy
         chunks = strategy.chunk_document(doc)
-        if self._sizer is not None:
-            count = self._sizer.count
-            chunks = [c if c.token_count is not None else dataclasses.replace(c, token_count=count(c.text))
-                      for c in chunks]
+        if self._sizer is not None and any(c.token_count is None for c in chunks):
+            chunks = self._with_counts(doc.text, chunks)
         self.chunks.inc(len(chunks))
         (self.chunked if chunks else self.empty).inc()
         self._seen += 1
@@ -76,7 +85,7 @@ class ChunkDocuments(beam.PTransform):
         self.token_counter = token_counter
 
     def expand(self, pcoll):
-        return with_failures(pcoll, "ChunkDocument", _ChunkFn(self.strategy, self.token_counter), "chunk")
+        return pcoll | "ChunkDocument" >> beam.ParDo(_ChunkFn(self.strategy, self.token_counter))
 
     def display_data(self):
         return {"strategy": self.strategy.name, "fingerprint": self.strategy.fingerprint,

@@ -6,10 +6,12 @@ import apache_beam as beam
 from beam_chunking.parsers import parse
 from beam_chunking.parsers.decode import ERROR_POLICIES
 from beam_chunking.errors import ConfigError
-from beam_chunking.transforms._common import StageFn, with_failures
+from beam_chunking.transforms._common import StageFn
 
 
 class _ParseFn(StageFn):
+    stage = "parse"
+
     def __init__(self, decode_errors: str):
         self.decode_errors = decode_errors
 
@@ -34,7 +36,7 @@ class ParseDocuments(beam.PTransform):
         self.decode_errors = decode_errors
 
     def expand(self, pcoll):
-        return with_failures(pcoll, "ParseDocument", _ParseFn(self.decode_errors), "parse")
+        return pcoll | "ParseDocument" >> beam.ParDo(_ParseFn(self.decode_errors))
 
     def display_data(self):
         return {"decode_errors": self.decode_errors}

@@ -8,7 +8,7 @@ from apache_beam.io import fileio
 
 from beam_chunking.ids import document_id
 from beam_chunking.parsers.detect import detect_content_type
-from beam_chunking.transforms._common import NAMESPACE, StageFn, with_failures
+from beam_chunking.transforms._common import NAMESPACE, StageFn
 from beam_chunking.types import Document
 
 #: Default cap on one document's size, in bytes (256 MiB).
@@ -16,6 +16,8 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
 
 class _ReadFn(StageFn):
+    stage = "read"
+
     def __init__(self, max_bytes: int, metadata: Dict[str, Any]):
         self.max_bytes = max_bytes
         self.metadata = metadata
@@ -64,7 +66,7 @@ class ReadDocuments(beam.PTransform):
             | "MatchFiles" >> fileio.MatchFiles(self.pattern, empty_match_treatment=empty)
             | "ReadMatches" >> fileio.ReadMatches(skip_directories=True)
         )
-        return with_failures(files, "ReadDocument", _ReadFn(self.max_bytes, self.metadata), "read")
+        return files | "ReadDocument" >> beam.ParDo(_ReadFn(self.max_bytes, self.metadata))
 
     def display_data(self):
         return {"pattern": self.pattern, "max_bytes": self.max_bytes}

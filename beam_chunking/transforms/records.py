@@ -6,7 +6,6 @@ through the remaining stages untouched, so ``Read | Parse | Chunk | Write`` chai
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
@@ -45,35 +44,9 @@ class ChunkedDocument:
     decode_replacements: int = 0
 
 
-def _error_parts(error: Any) -> Tuple[str, str]:
-    """Return ``(type name, message)`` from what Beam's dead-letter output carries."""
-    if isinstance(error, BaseException):
-        return type(error).__name__, str(error)
-    if isinstance(error, tuple) and error:
-        kind = error[0]
-        name = kind.__name__ if isinstance(kind, type) else str(kind).rsplit(".", 1)[-1].strip("'<>")
-        message = str(error[1]) if len(error) > 1 else ""
-        return name, _unrepr(name, message)
-    text = str(error)
-    name, _, message = text.partition(":")
-    return (name.strip() or "Exception"), message.strip() or text
-
-
-def _unrepr(name: str, message: str) -> str:
-    """Beam's dead letters carry ``repr(exc)``; recover the plain message when it is one string."""
-    if message.startswith(name + "(") and message.endswith(")"):
-        try:
-            inner = ast.literal_eval(message[len(name) + 1:-1])
-        except (ValueError, SyntaxError):
-            return message
-        if isinstance(inner, str):
-            return inner
-    return message
-
-
-def failure_from(element: Any, error: Any, stage: str) -> Failure:
+def failure_from(element: Any, error: BaseException, stage: str) -> Failure:
     """Build a :class:`Failure` for the element a stage could not process."""
-    error_type, message = _error_parts(error)
+    error_type, message = type(error).__name__, str(error) or repr(error)
     if isinstance(element, Document):
         return Failure(
             element.id, element.uri, stage, error_type, message, element.content_type,

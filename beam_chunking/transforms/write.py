@@ -24,7 +24,7 @@ from apache_beam.pvalue import AsList
 
 from beam_chunking.errors import ConfigError, OutputExistsError
 from beam_chunking.schema import COMPRESSIONS, CHUNKS_SCHEMA, DOCUMENTS_SCHEMA, chunk_batch, chunk_rows, document_row
-from beam_chunking.transforms._common import StageFn, with_failures
+from beam_chunking.transforms._common import StageFn
 from beam_chunking.transforms.records import ChunkedDocument, Failure
 
 _LOG = logging.getLogger(__name__)
@@ -38,6 +38,8 @@ class _Rows(NamedTuple):
 
 
 class _RowsFn(StageFn):
+    stage = "validate"
+
     def handle(self, item: ChunkedDocument):
         rows = chunk_rows(list(item.chunks), strategy=item.strategy, fingerprint=item.strategy_fingerprint,
                           content_type=item.content_type, uri=item.uri)
@@ -163,7 +165,7 @@ class WriteChunkTable(beam.PTransform):
                 )
         staging = f"{self.output}/.staging-{uuid.uuid4().hex[:12]}"
         codec = self.compression
-        rows = with_failures(pcoll, "ToRows", _RowsFn(), "validate")
+        rows = pcoll | "ToRows" >> beam.ParDo(_RowsFn())
         chunk_files = (
             rows
             | "ChunkBatches" >> beam.FlatMap(_batches)

@@ -170,8 +170,6 @@ def test_deterministic_across_hash_seeds(tmp_path):
 
 
 @pytest.mark.integration
-@pytest.mark.xfail(reason="the multi_processing worker sometimes aborts (SIGABRT) when started under pytest; "
-                          "the same command passes from a shell", strict=False)
 def test_deterministic_across_running_modes(tmp_path):
     src = str(tmp_path / "src")
     make_corpus(src, 12)

@@ -1,9 +1,13 @@
+import os
+
 import pytest
 from hypothesis import given, strategies as st
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies import TokenChunker
-from tests.helpers import adversarial_text, check_chunks, check_pickle, check_properties, tokens
+from tests.helpers import CL100K, adversarial_text, check_chunks, check_pickle, check_properties, tokens
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 
 
 def test_model_names_map_to_cl100k():
@@ -58,6 +62,13 @@ def test_multibyte_never_split_into_replacement_chars():
     assert all("\ufffd" not in c.text for c in chunks)
 
 
+def test_count_exact_when_trimming_after_multibyte_tokens():
+    # Found by hypothesis: boundaries inside an emoji share its offset; the count must not shrink.
+    text = "the" * 14 + "v1.2.3\U0001F44D\U0001F3FD  the"
+    for c in TokenChunker(window_tokens=27, overlap_tokens=0).chunk(text):
+        assert c.token_count == tokens(c.text)
+
+
 def test_empty():
     assert TokenChunker().chunk("") == []
     assert TokenChunker().chunk("  \n ") == []
@@ -78,3 +89,27 @@ def test_five_megabyte_line():
 def test_properties(text, window, overlap):
     strategy = TokenChunker(window_tokens=window, overlap_tokens=min(overlap, window - 1))
     check_properties(strategy, text, window, measure=tokens)
+
+
+@given(adversarial_text, st.data())
+def test_encoded_count_equals_own_tokenization(text, data):
+    """The head/middle/tail count is exact for any span of an encoded section."""
+    from beam_chunking.token_index import TokenIndex
+
+    if not text:
+        return
+    tk = TokenIndex(CL100K.tiktoken_encoding, text, 0, len(text))
+    for _ in range(5):
+        cs = data.draw(st.integers(0, len(text) - 1))
+        ce = data.draw(st.integers(cs + 1, len(text)))
+        assert tk.count(text, cs, ce) == tokens(text[cs:ce]), (cs, ce)
+
+
+def test_encoded_count_on_real_prose():
+    from beam_chunking.token_index import TokenIndex
+
+    text = open(os.path.join(EXAMPLES, "printing-press.txt"), encoding="utf-8").read()
+    tk = TokenIndex(CL100K.tiktoken_encoding, text, 0, len(text))
+    for cs in range(0, len(text) - 300, 37):
+        for ce in (cs + 1, cs + 50, cs + 299):
+            assert tk.count(text, cs, ce) == tokens(text[cs:ce])
