@@ -101,9 +101,7 @@ class TokenIndex:
         self.clean = self.good & ((prev & _ENDS_WS) == 0)
         self.soft = ((nxt & _SOFT) != 0) & char_ok
         self.char_ok = char_ok
-        self._clean_idx = np.flatnonzero(self.clean)
-        self._good_idx = np.flatnonzero(self.good)
-        self._good_coff = self.coff[self._good_idx]
+        self._clean_idx = None  # built on the first count(): most windows never need it
 
     def count(self, text: str, cs: int, ce: int) -> int:
         """Tokens of ``text[cs:ce]`` encoded on its own, with at most two short encodes.
@@ -114,6 +112,10 @@ class TokenIndex:
         document's. Only the head ``[cs, P)`` and the tail ``[Q, ce)`` are encoded; ``P`` is
         clean (no whitespace before it), so the head ends as it does inside the chunk.
         """
+        if self._clean_idx is None:
+            self._clean_idx = np.flatnonzero(self.clean)
+            self._good_idx = np.flatnonzero(self.good)
+            self._good_coff = self.coff[self._good_idx]
         a = int(np.searchsorted(self._clean_idx, np.searchsorted(self.coff, cs, side="left")))
         b = int(np.searchsorted(self._good_coff, ce - 1, side="left")) - 1
         if a < len(self._clean_idx) and b >= 0:

@@ -8,15 +8,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_NONSPACE = re.compile(r"\S")
-_WORD_START = re.compile(r"(?<=\s)\S")
+NONSPACE = re.compile(r"\S")
+WORD_START = re.compile(r"(?<=\s)\S")
 # Characters that must stay glued to the character before them.
 _JOINERS = {"\u200d", "\u200c", "\u034f"}
 
 
 def skip_space(text: str, pos: int, end: int) -> int:
     """Return the first non-whitespace position in ``[pos, end)``, or ``end``."""
-    m = _NONSPACE.search(text, pos, end)
+    m = NONSPACE.search(text, pos, end)
     return m.start() if m else end
 
 
@@ -27,16 +27,9 @@ def trim_end(text: str, start: int, end: int) -> int:
     return end
 
 
-def fits(text: str, start: int, end: int, budget: int) -> bool:
-    """True when ``text[start:end]`` without trailing whitespace is at most ``budget`` long."""
-    if end - start <= budget:
-        return True
-    return _NONSPACE.search(text, start + budget, end) is None
-
-
 def word_start(text: str, lo: int, hi: int) -> int:
     """Return the first position in ``[lo, hi)`` that starts a word, or ``-1``."""
-    m = _WORD_START.search(text, lo, hi)
+    m = WORD_START.search(text, lo, hi)
     return m.start() if m else -1
 
 

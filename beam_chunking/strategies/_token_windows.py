@@ -35,7 +35,8 @@ def token_windows(enc, text: str, start: int, end: int, window: int, overlap: in
     tk = encoded if encoded is not None else TokenIndex(enc, text, s, e)
     first = int(np.searchsorted(tk.coff, s, side="left"))
     last = int(np.searchsorted(tk.coff, e, side="right")) - 1
-    total = tk.count(text, s, e)
+    # A span encoded on its own is its own tokenization: its count is its length.
+    total = tk.n if encoded is None else tk.count(text, s, e)
     if total <= window:
         return [(s, e, total)]
     if last - first < 2 and encoded is not None:

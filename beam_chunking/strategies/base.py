@@ -53,19 +53,6 @@ def section_metadata(doc: ParsedDocument, section: Section) -> Dict[str, Any]:
     return meta
 
 
-def number_chunks(chunks: List[Chunk]) -> List[Chunk]:
-    """Return chunks with ``index`` set to their position and ``ordinal`` set for shared starts."""
-    out: List[Chunk] = []
-    seen: Dict[int, int] = {}
-    for i, c in enumerate(chunks):
-        k = seen.get(c.start, 0)
-        seen[c.start] = k + 1
-        if c.index != i or c.ordinal != k:
-            c = Chunk(c.document_id, i, c.start, c.end, c.text, c.token_count, c.metadata, c.embedding, k)
-        out.append(c)
-    return out
-
-
 @dataclass(frozen=True)
 class Chunker:
     """Base of all strategies. Subclasses set ``name`` and implement ``chunk_document``."""
@@ -96,10 +83,13 @@ class SectionChunker(Chunker):
 
     def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
         """Chunk every section and number the chunks across the document."""
-        text = doc.text
+        # Sections do not overlap and spans start strictly later within a section, so starts
+        # are unique and every chunk id is f"{doc.id}:{start:010d}" with no ordinal needed.
+        text, doc_id = doc.text, doc.id
         chunks: List[Chunk] = []
+        append = chunks.append
         for section in doc.sections:
             meta = section_metadata(doc, section)
             for s, e, n in self.section_spans(text, section.start, section.end):
-                chunks.append(Chunk(doc.id, len(chunks), s, e, text[s:e], n, meta))
-        return number_chunks(chunks)
+                append(Chunk(doc_id, len(chunks), s, e, text[s:e], n, meta))
+        return chunks

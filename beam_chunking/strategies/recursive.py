@@ -5,14 +5,7 @@ from dataclasses import dataclass
 from typing import List, Tuple
 
 from beam_chunking.errors import ConfigError
-from beam_chunking.strategies._text import (
-    fits,
-    safe_cut,
-    safe_cut_forward,
-    skip_space,
-    trim_end,
-    word_start,
-)
+from beam_chunking.strategies._text import NONSPACE, WORD_START, safe_cut, safe_cut_forward, trim_end
 from beam_chunking.strategies.base import SectionChunker, Span, require_overlap, require_positive
 
 DEFAULT_SEPARATORS: Tuple[str, ...] = ("\n\n", "\n", ". ", " ", "")
@@ -68,56 +61,56 @@ class RecursiveChunker(SectionChunker):
         self._split(text, start, end, 0, content)
         if not self.overlap or len(content) < 2:
             return [(s, e, None) for s, e in content]
+        size, overlap, find_word = self.max_chunk_size, self.overlap, WORD_START.search
         out: List[Span] = [(content[0][0], content[0][1], None)]
         for (ps, _), (s, e) in zip(content, content[1:]):
-            out.append((self._overlap_start(text, ps, s, e), e, None))
+            # Overlap: up to `overlap` characters before the content, as the ceiling allows.
+            room = min(overlap, size - (e - s))
+            lo = max(s - room, ps + 1)
+            if room <= 0 or lo >= s:
+                out.append((s, e, None))
+                continue
+            m = find_word(text, lo, s)
+            out.append((m.start() if m else self._unaligned_overlap(text, lo, s), e, None))
         return out
-
-    def _budget(self, emitted: List[Tuple[int, int]]) -> int:
-        # The first chunk of a section gets no overlap, so it may use the full ceiling.
-        return self.max_chunk_size if not emitted else self.max_chunk_size - self.overlap
 
     def _split(self, text: str, s: int, e: int, level: int, out: List[Tuple[int, int]]) -> None:
         seps = self.separators
+        sep = seps[level] if level < len(seps) else ""
+        n_sep, keep = len(sep), len(sep.rstrip())
+        # The first chunk of a section gets no overlap, so it may use the full ceiling.
+        size, later = self.max_chunk_size, self.max_chunk_size - self.overlap
+        search = NONSPACE.search
         while True:
-            s = skip_space(text, s, e)
-            if s >= e:
+            m = search(text, s, e)
+            if m is None:
                 return
-            budget = self._budget(out)
-            if fits(text, s, e, budget):
+            s = m.start()
+            limit = s + (later if out else size)
+            if limit >= e or search(text, limit, e) is None:  # the rest fits
                 out.append((s, trim_end(text, s, e)))
                 return
-            sep = seps[level] if level < len(seps) else ""
-            if not sep:
-                cut = safe_cut(text, s + budget, s)
+            if not n_sep:
+                cut = safe_cut(text, limit, s)
                 out.append((s, trim_end(text, s, cut)))
                 s = cut
                 continue
             # Furthest separator whose trimmed chunk still fits: greedy packing of siblings.
-            keep = len(sep.rstrip())
-            idx = text.rfind(sep, s, min(e, s + budget - keep + len(sep)))
-            if idx >= 0 and trim_end(text, s, idx + len(sep)) > s:
-                b = idx + len(sep)
-                out.append((s, trim_end(text, s, b)))
-                s = b
+            idx = text.rfind(sep, s, min(e, limit - keep + n_sep))
+            if idx >= 0:
+                # sep.rstrip() ends in non-whitespace, so the trimmed end is known without a walk.
+                out.append((s, idx + keep if keep else trim_end(text, s, idx)))
+                s = idx + n_sep
                 continue
             # The first part at this level is too large: recurse into it alone.
             nxt = text.find(sep, s, e)
-            part_end = e if nxt < 0 else nxt + len(sep)
+            part_end = e if nxt < 0 else nxt + n_sep
             self._split(text, s, part_end, level + 1, out)
             s = part_end
 
-    def _overlap_start(self, text: str, prev_start: int, s: int, e: int) -> int:
-        room = min(self.overlap, self.max_chunk_size - (e - s))
-        if room <= 0:
-            return s
-        lo = max(s - room, prev_start + 1)
-        if lo >= s:
-            return s
-        w = word_start(text, lo, s)
-        if w >= 0:
-            return w
+    @staticmethod
+    def _unaligned_overlap(text: str, lo: int, s: int) -> int:
         if not any(ch.isspace() for ch in text[lo:s]):
             # No spaces to align on (CJK, identifiers): overlap at a grapheme boundary.
             return safe_cut_forward(text, lo, s)
-        return s
+        return s  # only a partial word fits: no overlap rather than half a word

@@ -19,16 +19,19 @@ from typing import List, NamedTuple, Optional
 
 import apache_beam as beam
 import pyarrow as pa
+import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsList
 
 from beam_chunking.errors import ConfigError, OutputExistsError
 from beam_chunking.schema import COMPRESSIONS, CHUNKS_SCHEMA, DOCUMENTS_SCHEMA, chunk_batch, chunk_rows, document_row
 from beam_chunking.transforms._common import StageFn
+from beam_chunking.transforms._shards import WriteShards
 from beam_chunking.transforms.records import ChunkedDocument, Failure
 
 _LOG = logging.getLogger(__name__)
 TABLES = ("chunks", "documents")
+SCHEMAS = {"chunks": CHUNKS_SCHEMA, "documents": DOCUMENTS_SCHEMA}
 MANIFEST = "_manifest.json"
 
 
@@ -67,10 +70,6 @@ def _batches(element):
         yield element.batch
 
 
-def _to_table(batches: List[pa.RecordBatch]) -> pa.Table:
-    return pa.Table.from_batches(batches, schema=CHUNKS_SCHEMA)
-
-
 def existing_files(output: str) -> List[str]:
     """Files under ``output`` (two levels deep) other than leftovers of failed runs."""
     found = []
@@ -103,14 +102,23 @@ def _commit(_, output: str, staging: str, chunk_files: List[str], document_files
     final = {}
     for table, files in new.items():
         _ensure_dir(f"{output}/{table}")
-        dest = [f"{output}/{table}/{posixpath.basename(f)}" for f in files]
-        if files:
-            FileSystems.rename(files, dest)
+        if not files:  # no rows at all: an empty table still has its schema
+            files = [_empty_shard(f"{staging}/{table}", SCHEMAS[table])]
+        dest = [f"{output}/{table}/part-{i:05d}-of-{len(files):05d}.parquet" for i in range(len(files))]
+        FileSystems.rename(files, dest)
         final[table] = dest
     with FileSystems.create(f"{output}/{MANIFEST}") as f:
         f.write(json.dumps({"tables": final}, indent=2, sort_keys=True).encode("utf-8"))
     _drop_staging(output)
     yield final
+
+
+def _empty_shard(folder: str, schema: pa.Schema) -> str:
+    path = f"{folder}/part-empty.parquet"
+    _ensure_dir(folder)
+    with FileSystems.create(path) as f:
+        pq.write_table(schema.empty_table(), f)
+    return path
 
 
 def _drop_staging(output: str) -> None:
@@ -140,7 +148,8 @@ class WriteChunkTable(beam.PTransform):
         overwrite: Replace existing output. Default ``False``: a non-empty folder is refused
             when the pipeline is built.
         compression: Parquet codec: ``"zstd"`` (default), ``"snappy"``, ``"gzip"`` or ``"none"``.
-        num_shards: Shards per table; 0 (default) lets the runner decide.
+        num_shards: Shards per table; 0 (default) writes one file per bundle, inside the
+            chunking stage (fastest); ``N`` shuffles rows into exactly ``N`` files.
 
     Raises:
         OutputExistsError: ``output`` holds files and ``overwrite`` is false.
@@ -169,19 +178,12 @@ class WriteChunkTable(beam.PTransform):
         chunk_files = (
             rows
             | "ChunkBatches" >> beam.FlatMap(_batches)
-            | "GroupBatches" >> beam.BatchElements(min_batch_size=1, max_batch_size=50_000,
-                                                     element_size_fn=lambda b: max(1, b.num_rows))
-            | "ToTables" >> beam.Map(_to_table)
-            | "WriteChunks" >> beam.io.WriteToParquetBatched(
-                f"{staging}/chunks/part", CHUNKS_SCHEMA, codec=codec, file_name_suffix=".parquet",
-                num_shards=self.num_shards)
+            | "WriteChunks" >> WriteShards(f"{staging}/chunks", CHUNKS_SCHEMA, codec, self.num_shards)
         )
         document_files = (
             rows
             | "DocumentRows" >> beam.Map(_document_row)
-            | "WriteDocuments" >> beam.io.WriteToParquet(
-                f"{staging}/documents/part", DOCUMENTS_SCHEMA, codec=codec, file_name_suffix=".parquet",
-                num_shards=self.num_shards)
+            | "WriteDocuments" >> WriteShards(f"{staging}/documents", DOCUMENTS_SCHEMA, codec, self.num_shards)
         )
         return (
             pcoll.pipeline

@@ -108,3 +108,24 @@ def test_chunk_files_composite(tmp_path):
         p | ChunkFiles(str(tmp_path / "*"), str(tmp_path / "out"), RecursiveChunker())
     docs = pq.read_table(str(tmp_path / "out" / "documents")).to_pylist()
     assert sorted(d["status"] for d in docs) == ["failed", "ok"]
+
+
+def test_all_failed_still_writes_an_empty_chunks_table(tmp_path):
+    failed = Failure("d3", "d3.pdf", "parse", "UnsupportedContentType", "no parser")
+    with pipeline() as p:
+        p | beam.Create([failed]) | WriteChunkTable(str(tmp_path / "out"))
+    chunks = pq.read_table(str(tmp_path / "out" / "chunks"))
+    assert chunks.num_rows == 0 and chunks.schema.field("chunk_id").type == "string"
+    assert [d["status"] for d in pq.read_table(str(tmp_path / "out" / "documents")).to_pylist()] == ["failed"]
+
+
+def test_fixed_shard_count_and_stable_names(tmp_path):
+    from beam_chunking.types import Chunk
+
+    docs = [ChunkedDocument(f"d{i}", f"d{i}.txt", "text/plain", 5, "s", 1, (Chunk(f"d{i}", 0, 0, 5, "hello", 1),),
+                            "recursive", "f" * 12) for i in range(20)]
+    with pipeline() as p:
+        p | beam.Create(docs) | WriteChunkTable(str(tmp_path / "out"), num_shards=3)
+    names = sorted(os.listdir(tmp_path / "out" / "chunks"))
+    assert names == [f"part-0000{i}-of-00003.parquet" for i in range(3)]
+    assert pq.read_table(str(tmp_path / "out" / "chunks")).num_rows == 20
