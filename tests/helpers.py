@@ -55,6 +55,18 @@ def check_properties(strategy, text, limit, measure=len):
     return chunks
 
 
+def check_long_text(strategy, text, limit, size_of=lambda c: len(c.text)):
+    """A cheap battery for multi-megabyte inputs: bounded, exact at a sample, no gaps."""
+    chunks = strategy.chunk(text)
+    assert max(size_of(c) for c in chunks) <= limit
+    assert chunks[0].start == 0 and chunks[-1].end == len(text)
+    for a, b in zip(chunks, chunks[1:]):
+        assert a.start < b.start <= a.end or not text[a.end:b.start].strip()
+    for c in chunks[:: max(1, len(chunks) // 50)]:
+        assert c.text == text[c.start:c.end]
+    return chunks
+
+
 def tokens(text: str) -> int:
     return CL100K.count(text)
 

@@ -3,7 +3,7 @@ from hypothesis import given, strategies as st
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies import FixedSizeChunker
-from tests.helpers import adversarial_text, check_chunks, check_pickle, check_properties
+from tests.helpers import adversarial_text, check_chunks, check_long_text, check_pickle, check_properties
 
 
 def test_defaults_and_units():
@@ -63,10 +63,7 @@ def test_pickle_round_trip():
 
 
 def test_five_megabyte_line():
-    text = ("word " * 1_000_000).strip()
-    chunks = FixedSizeChunker().chunk(text)
-    assert max(len(c.text) for c in chunks) <= 512
-    assert chunks[-1].end == len(text)
+    check_long_text(FixedSizeChunker(), ("word " * 1_000_000).strip(), 512)
 
 
 @given(adversarial_text, st.integers(1, 60), st.integers(0, 59))

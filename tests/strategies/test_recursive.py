@@ -4,7 +4,7 @@ from hypothesis import given, strategies as st
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies import RecursiveChunker
 from beam_chunking.types import ParsedDocument, Section
-from tests.helpers import adversarial_text, check_chunks, check_pickle, check_properties
+from tests.helpers import adversarial_text, check_chunks, check_long_text, check_pickle, check_properties
 
 
 def test_defaults():
@@ -69,10 +69,7 @@ def test_pickle():
 
 
 def test_five_megabyte_line_without_spaces():
-    text = "x" * 5_000_000
-    chunks = RecursiveChunker().chunk(text)
-    assert max(len(c.text) for c in chunks) <= 512
-    assert chunks[-1].end == len(text)
+    check_long_text(RecursiveChunker(), "x" * 5_000_000, 512)
 
 
 @given(adversarial_text, st.integers(1, 80), st.integers(0, 79))

@@ -4,7 +4,7 @@ from hypothesis import given, strategies as st
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies import SentenceChunker
 from beam_chunking.strategies._sentences import sentence_spans
-from tests.helpers import adversarial_text, check_chunks, check_pickle, check_properties, tokens
+from tests.helpers import adversarial_text, check_chunks, check_long_text, check_pickle, check_properties, tokens
 
 
 def sentences(text):
@@ -48,6 +48,11 @@ def test_long_sentence_is_cut_by_tokens():
     text = "Short one. " + "word " * 300 + "end. Last one."
     chunks = SentenceChunker(max_tokens=32, overlap_tokens=4).chunk(text)
     check_chunks(text, chunks, limit=32, measure=tokens)
+
+
+def test_five_megabyte_line_without_punctuation():
+    text = "Start here. " + "word " * 1_000_000 + "end."
+    check_long_text(SentenceChunker(), text.strip(), 512, size_of=lambda c: c.token_count)
 
 
 def test_validation():

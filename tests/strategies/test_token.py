@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies import TokenChunker
-from tests.helpers import CL100K, adversarial_text, check_chunks, check_pickle, check_properties, tokens
+from tests.helpers import CL100K, adversarial_text, check_chunks, check_long_text, check_pickle, check_properties, tokens
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 
@@ -79,10 +79,8 @@ def test_pickle_drops_the_encoder():
 
 
 def test_five_megabyte_line():
-    text = "ab" * 2_500_000
-    chunks = TokenChunker(window_tokens=512, overlap_tokens=0).chunk(text)
-    assert chunks[-1].end == len(text)
-    assert max(c.token_count for c in chunks) <= 512
+    check_long_text(TokenChunker(window_tokens=512, overlap_tokens=0), "ab" * 2_500_000, 512,
+                    size_of=lambda c: c.token_count)
 
 
 @given(adversarial_text, st.integers(4, 40), st.integers(0, 39))

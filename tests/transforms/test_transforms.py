@@ -129,3 +129,17 @@ def test_fixed_shard_count_and_stable_names(tmp_path):
     names = sorted(os.listdir(tmp_path / "out" / "chunks"))
     assert names == [f"part-0000{i}-of-00003.parquet" for i in range(3)]
     assert pq.read_table(str(tmp_path / "out" / "chunks")).num_rows == 20
+
+
+def test_metrics_count_documents_chunks_bytes_and_failures(tmp_path):
+    from apache_beam.metrics.metric import MetricsFilter
+
+    write(tmp_path, {"a.md": b"# T\n\nSome words here.\n", "b.txt": b"caf\xe9", "c.pdf": b"%PDF-1.4"})
+    p = beam.Pipeline(runner=RUNNER)
+    p | ChunkFiles(str(tmp_path / "*"), str(tmp_path / "out"))
+    result = p.run()
+    result.wait_until_finish()
+    counters = {c.key.metric.name: c.committed
+                for c in result.metrics().query(MetricsFilter().with_namespace("beam_chunking"))["counters"]}
+    assert counters["documents"] == 3 and counters["bytes"] == 21 + 5 + 8
+    assert counters["failed_parse"] == 2 and counters["chunks"] == 1 and counters["documents_chunked"] == 1
