@@ -16,19 +16,36 @@ CORE = [
     "pyyaml>=6",
 ]
 
+# Parsers of binary and markup formats: HTML (Lexbor), PDF (PDFium), Office Open XML, and
+# defusedxml, which openpyxl uses for its XML when it is installed.
+PARSERS = [
+    "selectolax>=0.3.21",
+    "pypdfium2>=4.20",
+    "python-docx>=1.1",
+    "python-pptx>=0.6.23",
+    "openpyxl>=3.1",
+    "defusedxml>=0.7",
+]
+
 EXTRAS = {
     "hf": ["tokenizers>=0.15"],
+    "parsers": PARSERS,
     "test": [
         "pytest>=8",
         "hypothesis>=6.100",
         "gcp-storage-emulator>=2024.8.3",
         "tokenizers>=0.15",
+        "fpdf2>=2.7",  # writes the PDF fixtures
+        *PARSERS,
     ],
     "bench": [
         "langchain-text-splitters>=0.3",
         "semantic-text-splitter>=0.20",
         "chonkie>=1.0",
         "semchunk>=3.0",
+        "pypdf>=4",
+        "beautifulsoup4>=4.12",
+        *PARSERS,
     ],
 }
 

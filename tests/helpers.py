@@ -75,3 +75,16 @@ def check_pickle(strategy, text="Some text. More text.\n\nA paragraph."):
     clone = pickle.loads(pickle.dumps(strategy))
     assert clone == strategy
     assert [c.text for c in clone.chunk(text)] == [c.text for c in strategy.chunk(text)]
+
+
+def parsed_text(path):
+    """The text a pipeline's chunk offsets refer to for a local file (the parser's output)."""
+    import os
+
+    from beam_chunking.parsers import detect_content_type, parse
+    from beam_chunking.types import Document
+
+    with open(path, "rb") as f:
+        data = f.read()
+    name = os.path.basename(path)
+    return parse(Document("d", name, data, detect_content_type(name, data))).text

@@ -1,8 +1,11 @@
 """Parsers from a document's bytes to text and sections, registered by content type.
 
 ``parse(document)`` picks the parser for ``document.content_type``; an unsupported type
-(a PDF before the PDF parser exists, a zip, an executable) raises
-:class:`~beam_chunking.errors.UnsupportedContentType` and is never read as text.
+(a zip, an executable, an image) raises
+:class:`~beam_chunking.errors.UnsupportedContentType` and is never read as text. Every
+parser has the signature ``parser(document, *, errors="strict", limits=ParseLimits())``.
+Parsers of binary formats import their library lazily: without the ``parsers`` extra they
+fail the document with an error naming it.
 """
 from __future__ import annotations
 
@@ -11,31 +14,50 @@ import hashlib
 from typing import Callable, Dict
 
 from beam_chunking.errors import UnsupportedContentType
+from beam_chunking.parsers.code import CONTENT_TYPES, parse_code
 from beam_chunking.parsers.detect import detect_content_type
+from beam_chunking.parsers.docx import parse_docx
+from beam_chunking.parsers.html import parse_html
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.parsers.mail import parse_email
 from beam_chunking.parsers.markdown import parse_markdown
+from beam_chunking.parsers.pdf import parse_pdf
+from beam_chunking.parsers.pptx import parse_pptx
+from beam_chunking.parsers.tabular import parse_delimited, parse_xlsx
 from beam_chunking.parsers.text import parse_text
 from beam_chunking.types import Document, ParsedDocument
 
 Parser = Callable[..., ParsedDocument]
 
-#: content type -> parser. Each parser takes ``(document, errors=...)``.
+#: content type -> parser.
 PARSERS: Dict[str, Parser] = {
     "text/plain": parse_text,
     "text/markdown": parse_markdown,
+    "text/html": parse_html,
+    "application/pdf": parse_pdf,
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": parse_docx,
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": parse_pptx,
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": parse_xlsx,
+    "text/csv": parse_delimited,
+    "text/tab-separated-values": parse_delimited,
+    "message/rfc822": parse_email,
+    **{ctype: parse_code for ctype in CONTENT_TYPES.values()},
 }
 
 
-def parse(document: Document, *, decode_errors: str = "strict") -> ParsedDocument:
+def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
     """Parse ``document`` with the parser registered for its content type.
 
     Args:
         document: Raw document.
         decode_errors: ``"strict"`` (default) or ``"replace"``; see
             :func:`beam_chunking.parsers.decode.decode_text`.
+        limits: Safety caps (see :class:`ParseLimits`).
 
     Raises:
         UnsupportedContentType: no parser for the content type.
-        ParseError: the parser rejected the bytes.
+        ParseError: the parser rejected the bytes (the message says why).
+        MissingExtra: the format's library is not installed (names the extra).
     """
     parser = PARSERS.get(document.content_type)
     if parser is None:
@@ -45,10 +67,10 @@ def parse(document: Document, *, decode_errors: str = "strict") -> ParsedDocumen
             document_id=document.id,
             uri=document.uri,
         )
-    parsed = parser(document, errors=decode_errors)
+    parsed = parser(document, errors=decode_errors, limits=limits)
     return dataclasses.replace(
         parsed, size_bytes=len(document.data), sha256=hashlib.sha256(document.data).hexdigest()
     )
 
 
-__all__ = ["PARSERS", "parse", "detect_content_type"]
+__all__ = ["PARSERS", "ParseLimits", "parse", "detect_content_type"]

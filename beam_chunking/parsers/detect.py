@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import posixpath
 
+from beam_chunking.parsers.code import CONTENT_TYPES, LANGUAGES
+
 OCTET_STREAM = "application/octet-stream"
 
 EXTENSIONS = {
@@ -31,6 +33,7 @@ EXTENSIONS = {
     ".zip": "application/zip",
     ".gz": "application/gzip",
 }
+EXTENSIONS.update({ext: CONTENT_TYPES[lang] for ext, lang in LANGUAGES.items()})
 
 # (prefix, content type) for binary formats that must never be read as text.
 MAGIC = (

@@ -12,6 +12,7 @@ import re
 from typing import List, Optional, Tuple
 
 from beam_chunking.parsers.decode import decode_text
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument, Section
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -70,7 +71,7 @@ def _headings(text: str) -> List[Tuple[int, int, str]]:
     return found
 
 
-def parse_markdown(doc: Document, *, errors: str = "strict") -> ParsedDocument:
+def parse_markdown(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
     """Decode ``doc`` and split it into heading sections.
 
     Each section spans its heading line and the body below it, up to the next heading, and

@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 from beam_chunking.parsers.decode import decode_text
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument, Section
 
 
-def parse_text(doc: Document, *, errors: str = "strict") -> ParsedDocument:
+def parse_text(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
     """Decode ``doc`` and return it as a single section of kind ``"text"``.
 
     Args:
         doc: The raw document.
         errors: Decoding policy, ``"strict"`` or ``"replace"`` (see :func:`decode_text`).
+        limits: Unused; accepted for a uniform parser signature.
     """
     text, replaced = decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
     meta = dict(doc.metadata)

@@ -12,6 +12,8 @@ Example::
     decode_errors: strict
     compression: zstd
     metadata: {team: search}
+    max_bytes: 268435456          # largest file read (and largest inflated .gz), bytes
+    limits: {max_pages: 5000, max_rows: 1000000, max_compression_ratio: 200}
 
 Every error names the key path and the bad value, e.g.
 ``routes.text/markdown.max_tokens: ...``.
@@ -26,13 +28,14 @@ import yaml
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.parsers.decode import ERROR_POLICIES
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, ParseLimits
 from beam_chunking.schema import COMPRESSIONS, RESERVED_TYPES, encode_metadata_value
 from beam_chunking.sizing import get_sizer
 from beam_chunking.strategies import DEFAULT_STRATEGY, REGISTRY, Router, get
 from beam_chunking.strategies.base import Chunker
 
 KEYS = ("input", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
-        "compression", "metadata", "num_shards")
+        "compression", "metadata", "num_shards", "max_bytes", "limits")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class PipelineSpec:
     compression: str = "zstd"
     metadata: Mapping[str, Any] = field(default_factory=dict)
     num_shards: int = 0
+    max_bytes: int = DEFAULT_MAX_BYTES
+    limits: ParseLimits = DEFAULT_LIMITS
 
 
 def build_strategy(value: Any, path: str) -> Chunker:
@@ -130,6 +135,18 @@ def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise ConfigError(f"num_shards: expected an integer >= 0, got {n!r}")
         out["num_shards"] = n
+    if "max_bytes" in data:
+        n = data["max_bytes"]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigError(f"max_bytes: expected a positive integer (bytes), got {n!r}")
+        out["max_bytes"] = n
+    if "limits" in data:
+        if not isinstance(data["limits"], dict):
+            raise ConfigError(f"limits: expected a mapping of limit name to value, got {data['limits']!r}")
+        try:
+            out["limits"] = ParseLimits.from_mapping(data["limits"])
+        except ConfigError as exc:
+            raise ConfigError(f"limits.{exc.field}: {exc}", field=exc.field) from None
     if "metadata" in data:
         meta = data["metadata"]
         if not isinstance(meta, dict):

@@ -49,6 +49,8 @@ def section_metadata(doc: ParsedDocument, section: Section) -> Dict[str, Any]:
         # page and page_end are always written together (a chunk within one page).
         meta["page"] = section.page
         meta["page_end"] = section.page
+    if section.kind != "text":
+        meta["chunk_kind"] = section.kind  # table, code, row, slide, notes, headers ...
     meta.update(section.metadata)
     return meta
 

@@ -5,11 +5,12 @@ from typing import Any, Dict, Optional
 
 import apache_beam as beam
 
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, ParseLimits
 from beam_chunking.strategies import DEFAULT_STRATEGY, get
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.transforms.chunk import ChunkDocuments
 from beam_chunking.transforms.parse import ParseDocuments
-from beam_chunking.transforms.read import DEFAULT_MAX_BYTES, ReadDocuments
+from beam_chunking.transforms.read import ReadDocuments
 from beam_chunking.transforms.write import WriteChunkTable
 
 
@@ -26,16 +27,19 @@ class ChunkFiles(beam.PTransform):
         compression: Parquet codec. Default ``"zstd"``.
         max_bytes: Largest document read, in bytes. Default 256 MiB.
         metadata: Tags copied onto every chunk.
+        num_shards: Fixed number of output files per table; 0 (default) lets the runner decide.
+        limits: Parser safety caps (pages, rows, zip sizes); default ``ParseLimits()``.
     """
 
     def __init__(self, input: str, output: str, strategy: Optional[Chunker] = None, *, overwrite: bool = False,
                  token_counter: Optional[str] = "cl100k_base", decode_errors: str = "strict",
                  compression: str = "zstd", max_bytes: int = DEFAULT_MAX_BYTES,
-                 metadata: Optional[Dict[str, Any]] = None, num_shards: int = 0):
+                 metadata: Optional[Dict[str, Any]] = None, num_shards: int = 0,
+                 limits: ParseLimits = DEFAULT_LIMITS):
         super().__init__()
         self.strategy = strategy or get(DEFAULT_STRATEGY)
         self.read = ReadDocuments(input, max_bytes=max_bytes, metadata=metadata)
-        self.parse = ParseDocuments(decode_errors)
+        self.parse = ParseDocuments(decode_errors, limits)
         self.chunk = ChunkDocuments(self.strategy, token_counter)
         self.write = WriteChunkTable(output, overwrite=overwrite, compression=compression, num_shards=num_shards)
 

@@ -5,6 +5,7 @@ import apache_beam as beam
 
 from beam_chunking.parsers import parse
 from beam_chunking.parsers.decode import ERROR_POLICIES
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.errors import ConfigError
 from beam_chunking.transforms._common import StageFn
 
@@ -12,11 +13,12 @@ from beam_chunking.transforms._common import StageFn
 class _ParseFn(StageFn):
     stage = "parse"
 
-    def __init__(self, decode_errors: str):
+    def __init__(self, decode_errors: str, limits: ParseLimits):
         self.decode_errors = decode_errors
+        self.limits = limits
 
     def handle(self, document):
-        yield parse(document, decode_errors=self.decode_errors)
+        yield parse(document, decode_errors=self.decode_errors, limits=self.limits)
 
 
 class ParseDocuments(beam.PTransform):
@@ -27,16 +29,19 @@ class ParseDocuments(beam.PTransform):
     Args:
         decode_errors: ``"strict"`` (default: invalid bytes fail the document, naming the byte
             offset) or ``"replace"`` (U+FFFD, counted in the documents table).
+        limits: Safety caps per document (pages, rows, zip sizes and ratios); default
+            :class:`~beam_chunking.parsers.limits.ParseLimits` ().
     """
 
-    def __init__(self, decode_errors: str = "strict"):
+    def __init__(self, decode_errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS):
         super().__init__()
+        self.limits = limits
         if decode_errors not in ERROR_POLICIES:
             raise ConfigError(f"ParseDocuments.decode_errors={decode_errors!r} must be one of {ERROR_POLICIES}")
         self.decode_errors = decode_errors
 
     def expand(self, pcoll):
-        return pcoll | "ParseDocument" >> beam.ParDo(_ParseFn(self.decode_errors))
+        return pcoll | "ParseDocument" >> beam.ParDo(_ParseFn(self.decode_errors, self.limits))
 
     def display_data(self):
-        return {"decode_errors": self.decode_errors}
+        return {"decode_errors": self.decode_errors, "limits": repr(self.limits)}

@@ -7,12 +7,12 @@ import apache_beam as beam
 from apache_beam.io import fileio
 
 from beam_chunking.ids import document_id
+from beam_chunking.parsers.compressed import gunzip, is_gzip
 from beam_chunking.parsers.detect import detect_content_type
+from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
 from beam_chunking.transforms._common import NAMESPACE, StageFn
 from beam_chunking.types import Document
 
-#: Default cap on one document's size, in bytes (256 MiB).
-DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
 
 class _ReadFn(StageFn):
@@ -35,18 +35,23 @@ class _ReadFn(StageFn):
         if len(data) > self.max_bytes:
             raise ValueError(f"{uri}: larger than max_bytes={self.max_bytes}")
         self.bytes.inc(len(data))
-        yield Document(document_id(uri), uri, data, detect_content_type(uri, data), dict(self.metadata))
+        name = uri
+        if is_gzip(uri, data):
+            name, data = gunzip(uri, data, self.max_bytes)
+        yield Document(document_id(uri), uri, data, detect_content_type(name, data), dict(self.metadata))
 
 
 class ReadDocuments(beam.PTransform):
     """Match ``pattern`` and read every file as a :class:`Document`.
 
+    Gzip files (by their magic bytes) are inflated, capped at ``max_bytes``, and typed by
+    the name inside (``notes.md.gz`` is Markdown); the document keeps the ``.gz`` URI.
     Files that cannot be read become failures (stage ``read``) that flow on with the
     documents; they are never dropped.
 
     Args:
         pattern: A glob understood by Beam's filesystems (``docs/**/*.md``, ``gs://b/x/*``).
-        max_bytes: Largest document read, in bytes. Default 256 MiB.
+        max_bytes: Largest document read (and largest inflated ``.gz``), in bytes. Default 256 MiB.
         metadata: Tags copied onto every document and from there onto every chunk.
         allow_empty: Whether a pattern matching nothing is allowed. Default ``False``.
     """

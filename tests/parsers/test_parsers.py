@@ -45,8 +45,8 @@ def test_invalid_utf8_names_offset_or_counts_replacements():
 
 
 def test_unsupported_type_is_never_text():
-    with pytest.raises(UnsupportedContentType, match="application/pdf"):
-        parse(Document("d", "x.pdf", b"%PDF-1.4", "application/pdf"))
+    with pytest.raises(UnsupportedContentType, match="image/png"):
+        parse(Document("d", "x.png", b"\x89PNG\r\n\x1a\n", "image/png"))
 
 
 def test_parse_records_size_and_sha():

@@ -21,6 +21,7 @@ pytest.importorskip("gcp_storage_emulator")
 from apache_beam.io.filesystems import FileSystems  # noqa: E402
 
 from beam_chunking.pipelines.cli import main  # noqa: E402
+from tests.helpers import parsed_text  # noqa: E402
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 BUCKET = "beam-chunking-test"
@@ -99,7 +100,7 @@ def test_gs_input_and_output_end_to_end(gcs):
     docs = _table([p for p in objects if "/documents/" in p])
     assert sorted(d["status"] for d in docs) == ["ok"] * len(names)
     chunks = _table([p for p in objects if "/chunks/" in p])
-    sources = {n: open(os.path.join(EXAMPLES, n), encoding="utf-8").read() for n in names}
+    sources = {n: parsed_text(os.path.join(EXAMPLES, n)) for n in names}
     for c in chunks:
         assert c["uri"].startswith(f"{gcs}/in/")
         assert c["text"] == sources[c["uri"].rsplit("/", 1)[1]][c["start"]:c["end"]]

@@ -10,6 +10,7 @@ from beam_chunking.errors import ConfigError
 from beam_chunking.pipelines.cli import main
 from beam_chunking.pipelines.spec import load_spec, parse_spec
 from beam_chunking.strategies import Router, SentenceChunker
+from tests.helpers import parsed_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -34,17 +35,18 @@ def test_cli_run_examples(tmp_path, capsys):
     out = str(tmp_path / "out")
     assert main(["run", "--input", os.path.join(EXAMPLES, "*"), "--output", out]) == 0
     printed = capsys.readouterr().out
-    assert "documents: 4 in, 4 ok, 0 empty, 0 failed" in printed and "MB/s" in printed
+    assert "documents: 5 in, 5 ok, 0 empty, 0 failed" in printed and "MB/s" in printed
     chunks = read(out, "chunks")
-    texts = {}
-    for name in os.listdir(EXAMPLES):
-        with open(os.path.join(EXAMPLES, name), encoding="utf-8") as f:
-            texts[name] = f.read()
+    # offsets refer to the parsed text (for HTML the text the parser extracted)
+    texts = {name: parsed_text(os.path.join(EXAMPLES, name)) for name in os.listdir(EXAMPLES)}
     for c in chunks:
         assert c["text"] == texts[os.path.basename(c["uri"])][c["start"]:c["end"]]
         assert c["token_count"] > 0 and c["chunk_count"] >= 1
     md = [c for c in chunks if c["uri"].endswith("chunking-basics.md")]
     assert any(c["section_path"] == ["Chunking basics", "Overlap", "Measuring overlap"] for c in md)
+    html = [c for c in chunks if c["uri"].endswith(".html")]
+    assert any(c["chunk_kind"] == "table" and "| Chain | every 500 km |" in c["text"] for c in html)
+    assert not any("analytics" in c["text"] or "Workshop home" in c["text"] for c in html)
 
 
 def test_rerun_with_fewer_documents_leaves_no_stale_chunks(tmp_path):
@@ -92,7 +94,8 @@ def test_bad_input_counts_add_up(tmp_path):
         "garbage.txt": "failed", "empty.txt": "empty", "latin1.txt": "failed", "paper.pdf": "failed",
         "archive.zip": "failed", "good.md": "ok"}
     assert "byte offset 3" in docs["latin1.txt"]["error_message"]
-    assert docs["paper.pdf"]["error_type"] == "UnsupportedContentType"
+    assert docs["paper.pdf"]["error_type"] == "ParseError" and "truncated" in docs["paper.pdf"]["error_message"]
+    assert docs["archive.zip"]["error_type"] == "UnsupportedContentType"
     assert all(d["stage"] == "parse" for d in docs.values() if d["status"] == "failed")
 
 
@@ -131,6 +134,13 @@ def test_spec_validation_names_key_paths(tmp_path):
         parse_spec({"inputs": "x"})
     with pytest.raises(ConfigError, match="compression"):
         parse_spec({"compression": "lz9"})
+    with pytest.raises(ConfigError, match=r"limits\.max_pages: .*positive number, got 0"):
+        parse_spec({"limits": {"max_pages": 0}})
+    with pytest.raises(ConfigError, match=r"limits\.max_pagez: unknown limit"):
+        parse_spec({"limits": {"max_pagez": 3}})
+    with pytest.raises(ConfigError, match="max_bytes: expected a positive integer"):
+        parse_spec({"max_bytes": "1MB"})
+    assert parse_spec({"limits": {"max_rows": 10}, "max_bytes": 99}).limits.max_rows == 10
     spec_file = tmp_path / "spec.yaml"
     spec_file.write_text("input: a/*\noutput: b\nroutes:\n  text/markdown: {name: sentence, max_tokens: 64, overlap_tokens: 8}\n")
     spec = load_spec(str(spec_file))

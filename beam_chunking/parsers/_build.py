@@ -1,0 +1,178 @@
+"""Assembling a parsed document's text and sections from extracted pieces.
+
+Binary formats have no text of their own: the parser defines it. ``TextBuilder`` joins the
+pieces with blank lines and records each section's exact span, so every section is a true
+span of ``ParsedDocument.text`` and the separators between sections are whitespace only.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from beam_chunking.types import Document, ParsedDocument, Section
+
+_SPACES = re.compile(r"[ \t\f\v\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
+_LEADING_BLANK_LINES = re.compile(r"^(?:[ \t]*\n)+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+
+
+def collapse(text: str) -> str:
+    """Collapse runs of horizontal whitespace to one space and strip the ends of each line."""
+    lines = (_SPACES.sub(" ", line).strip() for line in text.splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def clean(text: str) -> str:
+    """Normalise newlines to ``\\n`` and drop control characters (keeping tabs and newlines)."""
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+class TextBuilder:
+    """Accumulates sections of text; ``build()`` returns the :class:`ParsedDocument`.
+
+    Args:
+        separator: Inserted between sections. Default a blank line.
+    """
+
+    def __init__(self, separator: str = "\n\n"):
+        self.separator = separator
+        self._parts: List[str] = []
+        self._length = 0
+        self._sections: List[Dict[str, Any]] = []
+
+    def __len__(self) -> int:
+        return len(self._sections)
+
+    def _append(self, text: str) -> int:
+        if self._length:
+            self._parts.append(self.separator)
+            self._length += len(self.separator)
+        start = self._length
+        self._parts.append(text)
+        self._length += len(text)
+        return start
+
+    def add(self, text: str, **fields: Any) -> bool:
+        """Add ``text`` as a new section with ``Section`` fields; blank text adds nothing.
+
+        Blank lines around ``text`` are dropped; the first line's indentation is kept (code).
+        Returns whether a section was added.
+        """
+        text = _LEADING_BLANK_LINES.sub("", text.rstrip())
+        if not text:
+            return False
+        start = self._append(text)
+        self._sections.append(dict(fields, start=start, end=self._length))
+        return True
+
+    def extend(self, text: str, separator: Optional[str] = None) -> bool:
+        """Append ``text`` to the last section (or start one); blank text adds nothing."""
+        text = text.strip()
+        if not text:
+            return False
+        if not self._sections:
+            return self.add(text)
+        sep = self.separator if separator is None else separator
+        self._parts.append(sep + text)
+        self._length += len(sep) + len(text)
+        self._sections[-1]["end"] = self._length
+        return True
+
+    def update_last(self, **fields: Any) -> None:
+        """Change fields of the last section (e.g. its element path once it is known)."""
+        self._sections[-1].update(fields)
+
+    def build(self, doc: Document, metadata: Optional[Dict[str, Any]] = None) -> ParsedDocument:
+        """Return the parsed document; ``metadata`` is merged over the document's tags."""
+        meta = dict(doc.metadata)
+        meta.update(metadata or {})
+        sections = tuple(Section(**s) for s in self._sections)
+        return ParsedDocument(doc.id, doc.uri, doc.content_type, "".join(self._parts), sections, meta)
+
+
+def heading_path(stack: List[tuple], level: int, title: str) -> tuple:
+    """Push ``(level, title)`` on a heading stack (popping deeper or equal levels); return the path."""
+    while stack and stack[-1][0] >= level:
+        stack.pop()
+    stack.append((level, title))
+    return tuple(t for _, t in stack)
+
+
+def markdown_table(rows: Sequence[Sequence[str]], *, header: bool = True, caption: str = "") -> str:
+    """Render rows of cell texts as a Markdown pipe table.
+
+    The first row is the header row; without one (``header=False``) an empty header row is
+    added so every data row stays a row. Cell text is put on one line and ``|`` escaped.
+    ``caption`` (if any) is the first line.
+    """
+    lines = [caption] if caption else []
+    if not rows:
+        return "\n".join(lines)
+    width = max(len(r) for r in rows)
+    cells = [[" ".join(str(c).split()).replace("|", "\\|") for c in r] + [""] * (width - len(r)) for r in rows]
+    if not header:
+        cells.insert(0, [""] * width)
+    lines.append("| " + " | ".join(cells[0]) + " |")
+    lines.append("|" + "---|" * width)
+    lines.extend("| " + " | ".join(r) + " |" for r in cells[1:])
+    return "\n".join(lines)
+
+
+class HeadingSections:
+    """Groups blocks into heading sections: a heading starts one, paragraphs extend it.
+
+    Tables and code blocks are sections of their own (of kind ``table`` / ``code``), taking
+    in a heading that has no body yet. ``element_path`` (when blocks have paths) is the
+    common ancestry of a section's blocks.
+    """
+
+    def __init__(self) -> None:
+        self.builder = TextBuilder()
+        self.stack: List[tuple] = []
+        self.path: Tuple[str, ...] = ()
+        self.level = 0
+        self.open_paths: Optional[List[List[str]]] = None  # paths of the open text section
+        self.heading_only = False
+
+    def _set_path(self, paths: List[Optional[List[str]]]) -> None:
+        if any(p is None for p in paths):
+            return
+        common = paths[0]
+        for p in paths[1:]:
+            n = 0
+            while n < min(len(common), len(p)) and common[n] == p[n]:
+                n += 1
+            common = common[:n]
+        meta = {"element_path": " > ".join(common)} if common else {}
+        self.builder.update_last(metadata=meta)
+
+    def heading(self, level: int, title: str, path: Optional[List[str]] = None) -> None:
+        """Start a section at a heading of ``level`` (1 = outermost)."""
+        self.path = heading_path(self.stack, level, title)
+        self.level = level
+        if self.builder.add(title, level=level, heading_path=self.path):
+            self.open_paths = [path]
+            self.heading_only = True
+            self._set_path(self.open_paths)
+
+    def paragraph(self, text: str, path: Optional[List[str]] = None) -> None:
+        """Add a body block (extends the open section)."""
+        if self.open_paths is not None and self.builder.extend(text):
+            self.open_paths = self.open_paths[1:] if self.heading_only else self.open_paths
+            self.open_paths.append(path)
+            self.heading_only = False
+            self._set_path(self.open_paths)
+        elif self.builder.add(text, level=self.level, heading_path=self.path):
+            self.open_paths = [path]
+            self.heading_only = False
+            self._set_path(self.open_paths)
+
+    def unit(self, text: str, kind: str, path: Optional[List[str]] = None) -> None:
+        """A table or code block: its own section (absorbing a heading that has no body yet)."""
+        if self.heading_only and self.builder.extend(text):
+            self.builder.update_last(kind=kind)
+            self._set_path([path])
+        elif self.builder.add(text, level=self.level, heading_path=self.path, kind=kind):
+            self._set_path([path])
+        self.open_paths = None
+        self.heading_only = False

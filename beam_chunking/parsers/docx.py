@@ -1,0 +1,95 @@
+"""DOCX: paragraphs, lists and tables in document order, with heading styles as headings.
+
+Read with python-docx after the zip container passes the safety checks of
+:mod:`beam_chunking.parsers._zipsafe` (size, ratio, member count, no DTD). ``Title`` and
+``Heading 1``-``Heading 9`` styles (``Title`` at level 0, above ``Heading 1``) (or a paragraph outline level) start sections with a
+``heading_path``; list paragraphs get a ``- `` marker; each table is one section of kind
+``table`` rendered as a Markdown pipe table (merged cells once). Headers, footers, comments
+and footnotes are not body text and are left out. Word documents have no fixed pages, so
+``page`` is absent.
+"""
+from __future__ import annotations
+
+import io
+import re
+from typing import List, Optional
+
+from beam_chunking.errors import ParseError
+from beam_chunking.parsers._build import HeadingSections, collapse, markdown_table
+from beam_chunking.parsers._optional import require
+from beam_chunking.parsers._zipsafe import open_container
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.types import Document, ParsedDocument
+
+_HEADING_STYLE = re.compile(r"^heading ([1-9])$", re.I)
+
+
+def _heading_level(paragraph) -> Optional[int]:
+    name = (paragraph.style.name if paragraph.style is not None else "") or ""
+    if name.lower() == "title":
+        return 0  # the root of the path: Heading 1 sections sit under the title
+    m = _HEADING_STYLE.match(name)
+    if m:
+        return int(m.group(1))
+    ppr = paragraph._p.pPr
+    outline = ppr.find("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}outlineLvl") if ppr is not None else None
+    if outline is not None:
+        value = outline.get("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}val")
+        if value is not None and value.isdigit() and int(value) < 9:
+            return int(value) + 1
+    return None
+
+
+def _is_list_item(paragraph) -> bool:
+    ppr = paragraph._p.pPr
+    if ppr is not None and ppr.numPr is not None:
+        return True
+    name = (paragraph.style.name if paragraph.style is not None else "") or ""
+    return name.lower().startswith("list")
+
+
+def _table_rows(table) -> List[List[str]]:
+    rows = []
+    for row in table.rows:
+        seen, cells = set(), []
+        for cell in row.cells:
+            if id(cell._tc) in seen:  # a merged cell is repeated once per grid column
+                continue
+            seen.add(id(cell._tc))
+            cells.append(collapse(cell.text))
+        rows.append(cells)
+    return rows
+
+
+def parse_docx(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
+    """Parse a Word document into heading sections (see the module docstring).
+
+    Args:
+        doc: The raw document.
+        errors: Unused (DOCX text is Unicode XML); accepted for a uniform signature.
+        limits: Zip container caps.
+    """
+    docx = require("docx", "python-docx")
+    archive = open_container(doc, limits, ["word/document.xml"], "DOCX")
+    archive.close()
+    try:
+        document = docx.Document(io.BytesIO(doc.data))
+    except Exception as exc:
+        raise ParseError(f"DOCX: python-docx cannot read it ({type(exc).__name__}: {exc})",
+                         document_id=doc.id, uri=doc.uri) from None
+    out = HeadingSections()
+    for block in document.iter_inner_content():
+        if hasattr(block, "rows"):
+            out.unit(markdown_table(_table_rows(block)), "table")
+            continue
+        text = collapse(block.text)
+        if not text:
+            continue
+        level = _heading_level(block)
+        if level is not None:
+            out.heading(level, " ".join(text.split()))
+        else:
+            out.paragraph(("- " + text) if _is_list_item(block) else text)
+    title = (document.core_properties.title or "").strip()
+    return out.builder.build(doc, {"title": title} if title else {})
+

@@ -1,0 +1,139 @@
+"""E-mail (``.eml``, RFC 5322 / MIME): headers, body and attachments as sections with ``part``.
+
+Parsed with the standard library's ``email`` package (``policy.default``), which decodes
+every transfer encoding (base64, quoted-printable, 8bit) and charset, and RFC 2047 encoded
+headers. Sections, each with ``part`` metadata:
+
+- ``headers``: From, To, Cc, Date and Subject lines, kind ``headers``;
+- ``body``: the text/plain body when there is one, else the text/html body converted by the
+  HTML parser, kind ``body``;
+- ``attachment:<filename>``: each attachment parsed by the parser of its own content type
+  (PDF, DOCX, CSV, a forwarded message ...), its sections kept with their own provenance
+  (``page``, ``row``...). Attachments nest at most ``limits.max_attachment_depth`` deep.
+
+The subject is the heading of every section. An attachment no parser handles (an image) is
+listed in ``attachments_skipped`` metadata; one whose parser fails is listed with its error
+in ``attachments_failed``; neither fails the e-mail.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import email
+import email.policy
+import quopri
+from email.message import EmailMessage
+from typing import Any, Dict, List
+
+from beam_chunking.errors import ChunkingError, ParseError
+from beam_chunking.parsers._build import TextBuilder, clean, collapse
+from beam_chunking.parsers.detect import detect_content_type
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.types import Document, ParsedDocument
+
+HEADERS = ("From", "To", "Cc", "Date", "Subject")
+
+
+def _header_text(message: EmailMessage) -> str:
+    lines = []
+    for name in HEADERS:
+        value = message.get(name)
+        if value is not None and str(value).strip():
+            lines.append(f"{name}: {' '.join(str(value).split())}")
+    return "\n".join(lines)
+
+
+def _body(message: EmailMessage, doc: Document, limits: ParseLimits, errors: str) -> str:
+    part = message.get_body(preferencelist=("plain", "html"))
+    if part is None:
+        return ""
+    content = part.get_content()
+    if part.get_content_subtype() == "html":
+        from beam_chunking.parsers.html import parse_html
+
+        html = Document(doc.id, doc.uri, content.encode("utf-8"), "text/html", {})
+        parsed = parse_html(html, errors=errors, limits=limits)
+        return "\n\n".join(parsed.text[s.start:s.end] for s in parsed.sections)
+    return clean(content)
+
+
+def _attachment_bytes(part: EmailMessage) -> bytes:
+    encoding = str(part.get("Content-Transfer-Encoding", "")).strip().lower()
+    if part.get_content_type() == "message/rfc822" and encoding in ("base64", "quoted-printable"):
+        # Not allowed by RFC 2046 but sent anyway: the "message" email parsed is the encoded text.
+        raw = part.get_payload(0).get_payload().encode("ascii", "replace")
+        return base64.b64decode(raw) if encoding == "base64" else quopri.decodestring(raw)
+    content = part.get_content()
+    if isinstance(content, bytes):
+        return content
+    if isinstance(content, str):
+        return content.encode("utf-8")
+    return bytes(content.as_bytes(policy=email.policy.default))  # message/rfc822
+
+
+def _add_message(builder: TextBuilder, message: EmailMessage, doc: Document, limits: ParseLimits,
+                 errors: str, depth: int, notes: Dict[str, List[str]], prefix: str) -> None:
+    subject = " ".join(str(message.get("Subject") or "").split())
+    path = (subject,) if subject else ()
+    builder.add(_header_text(message), kind="headers", heading_path=path, metadata={"part": prefix + "headers"})
+    builder.add(_body(message, doc, limits, errors), kind="body", heading_path=path, metadata={"part": prefix + "body"})
+    from beam_chunking.parsers import PARSERS
+
+    for k, part in enumerate(message.iter_attachments(), start=1):
+        name = " ".join((part.get_filename() or f"attachment-{k}").split())
+        label = f"attachment:{name}"
+        try:
+            data = _attachment_bytes(part)
+        except (LookupError, ValueError, AssertionError, TypeError, IndexError) as exc:
+            notes["attachments_failed"].append(f"{name}: cannot decode ({exc})")
+            continue
+        ctype = "message/rfc822" if part.get_content_type() == "message/rfc822" else detect_content_type(name, data)
+        parser = PARSERS.get(ctype)
+        if parser is None:
+            notes["attachments_skipped"].append(f"{name} ({part.get_content_type()})")
+            continue
+        if ctype == "message/rfc822":
+            if depth >= limits.max_attachment_depth:
+                notes["attachments_skipped"].append(f"{name} (nested deeper than max_attachment_depth)")
+                continue
+            inner = email.message_from_bytes(data, policy=email.policy.default)
+            _add_message(builder, inner, doc, limits, errors, depth + 1, notes, prefix + label + "/")
+            continue
+        sub = Document(doc.id, f"{doc.uri}#{name}", data, ctype, {})
+        try:
+            parsed = parser(sub, errors=errors, limits=limits)
+        except ChunkingError as exc:
+            notes["attachments_failed"].append(f"{name}: {type(exc).__name__}: {exc}")
+            continue
+        for section in parsed.sections:
+            meta = dict(section.metadata, part=prefix + label)
+            builder.add(parsed.text[section.start:section.end],
+                        **{**_fields(section), "heading_path": path + section.heading_path, "metadata": meta})
+
+
+def _fields(section) -> Dict[str, Any]:
+    return {f.name: getattr(section, f.name) for f in dataclasses.fields(section) if f.name not in ("start", "end")}
+
+
+def parse_email(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
+    """Parse an RFC 5322 message into headers, body and attachment sections.
+
+    Args:
+        doc: The raw document.
+        errors: Decoding policy for attachments parsed as text.
+        limits: Caps, passed on to attachment parsers; ``max_attachment_depth`` (default 3).
+    """
+    if not doc.data.strip():
+        raise ParseError("e-mail: the file is empty", document_id=doc.id, uri=doc.uri)
+    message = email.message_from_bytes(doc.data, policy=email.policy.default)
+    if not message.keys():
+        raise ParseError("e-mail: no RFC 5322 headers found; the file is not an e-mail message",
+                         document_id=doc.id, uri=doc.uri)
+    builder = TextBuilder()
+    notes: Dict[str, List[str]] = {"attachments_skipped": [], "attachments_failed": []}
+    _add_message(builder, message, doc, limits, errors, 1, notes, "")
+    meta: Dict[str, Any] = {k: v for k, v in notes.items() if v}
+    subject = collapse(str(message.get("Subject") or ""))
+    if subject:
+        meta["subject"] = subject
+    return builder.build(doc, meta)

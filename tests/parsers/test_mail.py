@@ -1,0 +1,86 @@
+"""E-mail parser: headers, body, attachments parsed by their own parsers, every encoding."""
+from __future__ import annotations
+
+import pytest
+
+from beam_chunking.errors import ParseError
+from beam_chunking.parsers.mail import parse_email
+from tests.parsers.fixtures import check_sections, docx_bytes, document, eml_bytes, pdf_bytes, section_texts
+
+
+def parse(data: bytes):
+    return parse_email(document("message.eml", data))
+
+
+def parts(doc):
+    return [s.metadata["part"] for s in doc.sections]
+
+
+def test_headers_body_and_attachments():
+    attachments = [
+        ("report.pdf", pdf_bytes(["Revenue grew.", "Costs fell."]), "application/pdf"),
+        ("notes.docx", docx_bytes([("heading", 1, "Notes"), ("p", "Remember this.")]),
+         "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+        ("data.csv", b"k,v\na,1\n", "text/csv"),
+        ("logo.png", b"\x89PNG\r\n\x1a\n" + b"\0" * 20, "image/png"),
+    ]
+    doc = parse(eml_bytes(attachments=attachments))
+    check_sections(doc)
+    assert parts(doc) == ["headers", "body", "attachment:report.pdf", "attachment:report.pdf",
+                          "attachment:notes.docx", "attachment:data.csv"]
+    texts = section_texts(doc)
+    assert texts[0].splitlines() == [
+        "From: Zoë Ångström <zoe@example.org>", "To: team@example.org", "Date: Mon, 30 Nov 2026 10:00:00 +0000",
+        "Subject: Quarterly report"]
+    assert texts[1] == "Hello team,\nnumbers attached."
+    assert [s.page for s in doc.sections[2:4]] == [1, 2] and texts[2] == "Revenue grew."
+    assert doc.sections[4].heading_path == ("Quarterly report", "Notes")
+    assert doc.sections[5].metadata["row"] == 2 and texts[5] == "k: a\nv: 1"
+    assert doc.metadata["attachments_skipped"] == ["logo.png (image/png)"]
+    assert all(s.heading_path[0] == "Quarterly report" for s in doc.sections)
+
+
+@pytest.mark.parametrize("charset", ["utf-8", "iso-8859-1", "koi8-r", "shift_jis"])
+def test_charsets_and_transfer_encodings(charset):
+    body = {"koi8-r": "Привет, мир", "shift_jis": "こんにちは世界"}.get(charset, "Grüße, café")
+    doc = parse(eml_bytes(subject="Ünïcödé — 件名", body=body, charset=charset))
+    assert section_texts(doc)[1] == body
+    assert doc.metadata["subject"] == "Ünïcödé — 件名"
+
+
+def test_html_only_body_is_converted_and_plain_preferred():
+    html = "<html><body><h1>News</h1><p>Big <b>day</b>.</p><script>x()</script></body></html>"
+    assert section_texts(parse(eml_bytes(body=None, html=html)))[1] == "News\n\nBig day."
+    assert section_texts(parse(eml_bytes(body="plain wins", html=html)))[1] == "plain wins"
+
+
+def test_bad_attachment_does_not_fail_the_message_and_nesting():
+    inner = eml_bytes(subject="Inner", body="Forwarded body.")
+    data = eml_bytes(attachments=[("broken.pdf", b"%PDF-1.4 cut", "application/pdf"),
+                                  ("fwd.eml", inner, "message/rfc822")])
+    doc = parse(data)
+    assert "broken.pdf: ParseError" in doc.metadata["attachments_failed"][0]
+    assert parts(doc)[-2:] == ["attachment:fwd.eml/headers", "attachment:fwd.eml/body"]
+    assert section_texts(doc)[-1] == "Forwarded body."
+    assert section_texts(doc)[-2].endswith("Subject: Inner")
+
+
+def test_base64_encoded_forwarded_message():
+    import email.policy
+    from email.message import EmailMessage
+
+    outer = EmailMessage()
+    outer["Subject"] = "Outer"
+    outer.set_content("see attached")
+    outer.add_attachment(eml_bytes(subject="Inner", body="Deep body."), maintype="message", subtype="rfc822",
+                         filename="fwd.eml")
+    doc = parse(outer.as_bytes(policy=email.policy.default))
+    assert parts(doc)[-2:] == ["attachment:fwd.eml/headers", "attachment:fwd.eml/body"]
+    assert section_texts(doc)[-1] == "Deep body."
+
+
+def test_not_an_email():
+    with pytest.raises(ParseError, match="empty"):
+        parse(b"")
+    with pytest.raises(ParseError, match="not an e-mail"):
+        parse(b"just some words\nand more")
