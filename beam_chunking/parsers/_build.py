@@ -133,18 +133,18 @@ class HeadingSections:
         self.level = 0
         self.open_paths: Optional[List[List[str]]] = None  # paths of the open text section
         self.heading_only = False
+        self.common: Optional[List[str]] = None
 
     def _set_path(self, paths: List[Optional[List[str]]]) -> None:
+        """Set the open section's element path to the common ancestry of ``paths``."""
         if any(p is None for p in paths):
+            self.common = None
             return
         common = paths[0]
         for p in paths[1:]:
-            n = 0
-            while n < min(len(common), len(p)) and common[n] == p[n]:
-                n += 1
-            common = common[:n]
-        meta = {"element_path": " > ".join(common)} if common else {}
-        self.builder.update_last(metadata=meta)
+            common = _common_prefix(common, p)
+        self.common = common
+        self.builder.update_last(metadata={"element_path": " > ".join(common)} if common else {})
 
     def heading(self, level: int, title: str, path: Optional[List[str]] = None) -> None:
         """Start a section at a heading of ``level`` (1 = outermost)."""
@@ -158,10 +158,16 @@ class HeadingSections:
     def paragraph(self, text: str, path: Optional[List[str]] = None) -> None:
         """Add a body block (extends the open section)."""
         if self.open_paths is not None and self.builder.extend(text):
-            self.open_paths = self.open_paths[1:] if self.heading_only else self.open_paths
-            self.open_paths.append(path)
+            if self.heading_only:  # the body's ancestry, not the heading's, names the section
+                self.open_paths = [path]
+                self._set_path(self.open_paths)
+            elif path is not None and self.common is not None:
+                self.open_paths.append(path)
+                common = _common_prefix(self.common, path)
+                if common != self.common:  # extending paths one at a time keeps this linear
+                    self.common = common
+                    self.builder.update_last(metadata={"element_path": " > ".join(common)} if common else {})
             self.heading_only = False
-            self._set_path(self.open_paths)
         elif self.builder.add(text, level=self.level, heading_path=self.path):
             self.open_paths = [path]
             self.heading_only = False
@@ -176,3 +182,11 @@ class HeadingSections:
             self._set_path([path])
         self.open_paths = None
         self.heading_only = False
+
+
+def _common_prefix(a: List[str], b: List[str]) -> List[str]:
+    n = 0
+    limit = min(len(a), len(b))
+    while n < limit and a[n] == b[n]:
+        n += 1
+    return a if n == len(a) else a[:n]

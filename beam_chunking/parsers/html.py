@@ -78,18 +78,24 @@ def _decode(doc: Document, errors: str) -> Tuple[str, int]:
             return text, text.count("\ufffd")
 
 
-def _is_chrome(node, tag: str, ancestors: List[str]) -> bool:
-    attrs = node.attributes
-    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
-        return True
-    style = (attrs.get("style") or "").replace(" ", "").lower()
-    if "display:none" in style or "visibility:hidden" in style:
-        return True
-    if (attrs.get("role") or "").lower() in CHROME_ROLES:
-        return True
-    if CHROME_CLASSES.intersection((attrs.get("class") or "").split()):
-        return True
-    return tag in ("header", "footer") and not _CONTENT_ANCESTORS.intersection(ancestors)
+#: One CSS selector for everything left out; Lexbor matches it in C before the walk.
+CHROME_SELECTOR = ", ".join([
+    *sorted(DROPPED), "[hidden]", "[aria-hidden=true]",
+    *(f"[role={role}]" for role in sorted(CHROME_ROLES)),
+    *(f".{name}" for name in sorted(CHROME_CLASSES)),
+    *(f"[style*='{rule}']" for rule in ("display:none", "display: none", "visibility:hidden", "visibility: hidden")),
+])
+
+
+def _remove_chrome(tree) -> None:
+    for node in tree.css(CHROME_SELECTOR):
+        node.decompose()
+    for node in tree.css("header, footer"):
+        parent = node.parent
+        while parent is not None and parent.tag not in _CONTENT_ANCESTORS:
+            parent = parent.parent
+        if parent is None:  # a page-level banner or footer, not an article's own
+            node.decompose()
 
 
 def _cell_text(node) -> str:
@@ -130,6 +136,7 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     tree = lexbor.LexborHTMLParser(html)
     title_node = tree.css_first("title")
     title = collapse(title_node.text(deep=True)) if title_node is not None else ""
+    _remove_chrome(tree)
     root = tree.css_first("main, [role=main]") or tree.body
     out = HeadingSections()
     meta = {"title": title} if title else {}
@@ -144,15 +151,21 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     counters: List[List] = []  # [list tag, next number] per open list
 
     def flush() -> None:
-        text = collapse("".join(inline))
+        if not inline:
+            return
+        text = "".join(inline)
         inline.clear()
+        if text.isspace():
+            return
+        text = collapse(text)
         if text:
             out.paragraph(prefix[0] + text, list(tags))
             prefix[0] = ""
 
     # Iterative walk (deeply nested pages must not hit Python's recursion limit). A popped
     # ``None`` entry closes the block element below it on the stack.
-    stack: list = [(child, False) for child in _children(root)][::-1]
+    stack: list = []
+    _push_children(stack, root)
     while stack:
         node, closing = stack.pop()
         if closing:
@@ -165,7 +178,7 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
         if tag == "-text":
             inline.append(node.text(deep=False))
             continue
-        if not node.is_element_node or tag in DROPPED or _is_chrome(node, tag, tags):
+        if not node.is_element_node:
             continue
         if tag == "br":
             inline.append("\n")
@@ -185,7 +198,7 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
             out.unit(clean(node.text(deep=True)).strip("\n"), "code", tags + [tag])
             continue
         if tag in INLINE:
-            stack.extend((c, False) for c in reversed(_children(node)))
+            _push_children(stack, node)
             continue
         flush()
         if tag in ("ul", "ol"):
@@ -196,15 +209,14 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
             kind[1] += 1
         tags.append(tag)
         stack.append((node, True))
-        stack.extend((c, False) for c in reversed(_children(node)))
+        _push_children(stack, node)
     flush()
     return out.builder.build(doc, meta)
 
 
-def _children(node) -> list:
-    out = []
-    child = node.child
+def _push_children(stack: list, node) -> None:
+    """Push ``node``'s children so that the first one is popped first."""
+    child = node.last_child
     while child is not None:
-        out.append(child)
-        child = child.next
-    return out
+        stack.append((child, False))
+        child = child.prev

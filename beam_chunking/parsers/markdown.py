@@ -76,6 +76,11 @@ def parse_markdown(doc: Document, *, errors: str = "strict", limits: ParseLimits
 
     Each section spans its heading line and the body below it, up to the next heading, and
     carries ``level`` (1-6, 0 before the first heading) and ``heading_path``.
+
+    Args:
+        doc: The raw document.
+        errors: Decoding policy, ``"strict"`` or ``"replace"``.
+        limits: Unused; accepted for a uniform parser signature.
     """
     text, replaced = decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
     meta = dict(doc.metadata)

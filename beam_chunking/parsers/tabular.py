@@ -45,21 +45,24 @@ def _cell(value: Any) -> str:
 
 def _add_rows(builder: TextBuilder, rows: Iterable[Tuple[int, Sequence[Any]]], sheet: Optional[str],
               doc: Document, limits: ParseLimits, counted: List[int]) -> None:
-    columns: Optional[List[str]] = None
+    columns: Optional[Tuple[str, ...]] = None
     for number, values in rows:
         cells = [_cell(v) for v in values]
         if not any(cells):
             continue
         if columns is None:
-            columns = [c or f"column {k + 1}" for k, c in enumerate(cells)]
+            columns = tuple(c or f"column {k + 1}" for k, c in enumerate(cells))
             continue
         counted[0] += 1
         if counted[0] > limits.max_rows:
             raise ParseError(f"more than max_rows={limits.max_rows} data rows; raise the limit to parse it",
                              document_id=doc.id, uri=doc.uri)
-        names = columns + [f"column {k + 1}" for k in range(len(columns), len(cells))]
+        names = columns
+        if len(cells) > len(columns):  # a ragged row: name the extra cells by position
+            names = columns + tuple(f"column {k + 1}" for k in range(len(columns), len(cells)))
         text = "\n".join(f"{names[k]}: {c}" for k, c in enumerate(cells) if c)
-        meta = {"row": number, "columns": list(names[: max(len(columns), len(cells))])}
+        # one shared tuple per sheet: a million rows must not mean a million header lists
+        meta = {"row": number, "columns": names}
         if sheet is not None:
             meta["sheet"] = sheet
         builder.add(text, kind="row", metadata=meta)
