@@ -4,8 +4,8 @@ The first non-empty row of a sheet is its header. Every following non-empty row 
 section of kind ``row`` whose text is one ``column: value`` line per non-empty cell, so a
 chunk of a single row still says what each value means; the section metadata carries
 ``row`` (the 1-based row number in the file or sheet, the header being row 1 when it comes
-first), ``sheet`` (the worksheet name; absent for CSV/TSV) and ``columns`` (the header
-names). Cells without a header name are called ``column N``.
+first), ``sheet`` (the worksheet name; for CSV/TSV the file name, as in seed 001) and
+``columns`` (the header names). Cells without a header name are called ``column N``.
 
 XLSX is streamed with openpyxl's read-only mode (cached values of formulas, not formulas)
 after the zip container passes the checks of :mod:`beam_chunking.parsers._zipsafe`.
@@ -80,8 +80,10 @@ def parse_delimited(doc: Document, *, errors: str = "strict", limits: ParseLimit
     delimiter = "\t" if doc.content_type == "text/tab-separated-values" else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     builder = TextBuilder()
+    sheet = doc.uri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+    sheet = sheet[:-3] if sheet.lower().endswith(".gz") else sheet
     try:
-        _add_rows(builder, enumerate(reader, start=1), None, doc, limits, [0])
+        _add_rows(builder, enumerate(reader, start=1), sheet, doc, limits, [0])
     except csv.Error as exc:
         raise ParseError(f"malformed {'TSV' if delimiter == chr(9) else 'CSV'} near line {reader.line_num}: {exc}",
                          document_id=doc.id, uri=doc.uri) from None

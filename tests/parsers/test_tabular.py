@@ -16,7 +16,8 @@ def test_csv_rows_carry_their_header():
     assert section_texts(doc) == ['question: What is "RAG"?\nanswer: Retrieval, augmented',
                                   "question: Why?\nanswer: Because"]
     assert [dict(s.metadata) for s in doc.sections] == [
-        {"row": 2, "columns": ("question", "answer")}, {"row": 4, "columns": ("question", "answer")}]
+        {"row": 2, "columns": ("question", "answer"), "sheet": "faq.csv"},
+        {"row": 4, "columns": ("question", "answer"), "sheet": "faq.csv"}]
     assert all(s.kind == "row" for s in doc.sections)
 
 

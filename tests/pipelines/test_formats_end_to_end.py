@@ -99,10 +99,10 @@ def test_provenance_arrives_as_typed_columns(run):
     assert (row["sheet"], row["row"], row["text"]) == ("Prices", 2, "item: tea\nprice: 3")
     assert row["metadata"]["columns"] == ["item", "price"]
     [faq] = chunks["faq.csv"]
-    assert (faq["sheet"], faq["row"], faq["chunk_kind"]) == (None, 2, "row")
+    assert (faq["sheet"], faq["row"], faq["chunk_kind"]) == ("faq.csv", 2, "row")
     mail = chunks["mail.eml"]
     assert [c["metadata"]["part"] for c in mail] == ["headers", "body", "attachment:a.csv"]
-    assert mail[2]["row"] == 2
+    assert (mail[2]["row"], mail[2]["sheet"]) == (2, "a.csv")
     [code] = chunks["tool.py"]
     assert (code["language"], code["content_type"], code["chunk_kind"]) == ("python", "text/x-python", "code")
     [zipped] = chunks["notes.md.gz"]
