@@ -16,10 +16,13 @@ from beam_chunking.errors import (
     UnsupportedContentType,
 )
 from beam_chunking.strategies import (
+    CodeChunker,
     FixedSizeChunker,
+    HierarchicalChunker,
     RecursiveChunker,
     Router,
     SentenceChunker,
+    StructuralChunker,
     TokenChunker,
     get,
 )
@@ -40,7 +43,8 @@ def __getattr__(name: str):
 
 __all__ = [
     "Chunk", "Document", "ParsedDocument", "Section",
-    "FixedSizeChunker", "RecursiveChunker", "TokenChunker", "SentenceChunker", "Router", "get",
+    "FixedSizeChunker", "RecursiveChunker", "TokenChunker", "SentenceChunker", "HierarchicalChunker",
+    "StructuralChunker", "CodeChunker", "Router", "get",
     "ChunkingError", "ConfigError", "DecodeError", "OutputExistsError", "ParseError",
     "TokenizerUnavailable", "UnsupportedContentType",
     *sorted(_TRANSFORMS),

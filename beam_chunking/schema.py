@@ -75,6 +75,8 @@ DOCUMENTS_SCHEMA = pa.schema(
         pa.field("chunk_count", pa.int32()),
         pa.field("strategy", pa.string()),
         pa.field("decode_replacements", pa.int64()),
+        pa.field("dropped", pa.list_(pa.string())),
+        pa.field("dropped_characters", pa.int64()),
     ]
 )
 
@@ -201,6 +203,8 @@ def document_row(
     chunk_count: Optional[int] = None,
     strategy: Optional[str] = None,
     decode_replacements: Optional[int] = None,
+    dropped: Optional[List[str]] = None,
+    dropped_characters: Optional[int] = None,
 ) -> Dict[str, Any]:
     """Return one documents-table row; ``status`` is ``ok``, ``empty`` or ``failed``."""
     return {
@@ -217,4 +221,6 @@ def document_row(
         "chunk_count": chunk_count,
         "strategy": strategy,
         "decode_replacements": decode_replacements,
+        "dropped": dropped,
+        "dropped_characters": dropped_characters,
     }

@@ -1,7 +1,7 @@
 """CSV, TSV and XLSX: one section per data row, readable on its own.
 
-The first non-empty row of a sheet is its header. Every following non-empty row becomes a
-section of kind ``row`` whose text is one ``column: value`` line per non-empty cell, so a
+The first non-empty row of a sheet is its header, kept as a section of kind ``header``
+(``name | age``). Every following non-empty row becomes a section of kind ``row`` whose text is one ``column: value`` line per non-empty cell, so a
 chunk of a single row still says what each value means; the section metadata carries
 ``row`` (the 1-based row number in the file or sheet, the header being row 1 when it comes
 first), ``sheet`` (the worksheet name; for CSV/TSV the file name, as in seed 001) and
@@ -52,6 +52,11 @@ def _add_rows(builder: TextBuilder, rows: Iterable[Tuple[int, Sequence[Any]]], s
             continue
         if columns is None:
             columns = tuple(c or f"column {k + 1}" for k, c in enumerate(cells))
+            header = {"row": number, "columns": columns}
+            if sheet is not None:
+                header["sheet"] = sheet
+            # The header row is text too (never lost); templates such as qa_pairs skip it.
+            builder.add(" | ".join(c for c in cells if c) or " ", kind="header", metadata=header)
             continue
         counted[0] += 1
         if counted[0] > limits.max_rows:

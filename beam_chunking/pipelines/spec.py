@@ -55,6 +55,10 @@ class PipelineSpec:
     limits: ParseLimits = DEFAULT_LIMITS
 
 
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
 def build_strategy(value: Any, path: str) -> Chunker:
     """Build a strategy from ``{name: ..., **options}`` (or a bare name) at key ``path``."""
     if isinstance(value, str):
@@ -70,8 +74,8 @@ def build_strategy(value: Any, path: str) -> Chunker:
     for key in options:
         if key not in known:
             raise ConfigError(f"{path}.{key}: unknown option of strategy {name!r} (options: {', '.join(sorted(known))})")
-    if isinstance(options.get("separators"), list):
-        options["separators"] = tuple(options["separators"])
+    # YAML has lists only; strategy fields hold tuples (hashable, picklable, comparable).
+    options = {k: _tuples(v) for k, v in options.items()}
     try:
         return cls(**options)
     except ConfigError as exc:

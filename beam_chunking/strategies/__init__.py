@@ -9,18 +9,37 @@ from typing import Any, Dict, Type
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies.base import Chunker, SectionChunker
+from beam_chunking.strategies.code import CodeChunker
 from beam_chunking.strategies.fixed import FixedSizeChunker
+from beam_chunking.strategies.hierarchical import HierarchicalChunker
 from beam_chunking.strategies.recursive import RecursiveChunker
 from beam_chunking.strategies.router import Router
 from beam_chunking.strategies.sentence import SentenceChunker
+from beam_chunking.strategies.structural import StructuralChunker
 from beam_chunking.strategies.token import TokenChunker
 
-REGISTRY: Dict[str, Type[Chunker]] = {
-    "fixed": FixedSizeChunker,
-    "recursive": RecursiveChunker,
-    "token": TokenChunker,
-    "sentence": SentenceChunker,
-}
+
+def _registry() -> Dict[str, Type[Chunker]]:
+    # The domain templates build on the strategies, so they are imported after them.
+    from beam_chunking.domains import AcademicChunker, BookChunker, EmailChunker, LegalChunker, QAPairsChunker
+
+    return {
+        "fixed": FixedSizeChunker,
+        "recursive": RecursiveChunker,
+        "token": TokenChunker,
+        "sentence": SentenceChunker,
+        "hierarchical": HierarchicalChunker,
+        "structural": StructuralChunker,
+        "code": CodeChunker,
+        "legal": LegalChunker,
+        "book": BookChunker,
+        "academic": AcademicChunker,
+        "qa_pairs": QAPairsChunker,
+        "email": EmailChunker,
+    }
+
+
+REGISTRY: Dict[str, Type[Chunker]] = _registry()
 
 DEFAULT_STRATEGY = "recursive"
 
@@ -47,6 +66,9 @@ __all__ = [
     "RecursiveChunker",
     "TokenChunker",
     "SentenceChunker",
+    "HierarchicalChunker",
+    "StructuralChunker",
+    "CodeChunker",
     "Router",
     "REGISTRY",
     "DEFAULT_STRATEGY",

@@ -17,6 +17,9 @@ from beam_chunking.types import Chunk, ParsedDocument, Section
 #: A span produced by a strategy: ``(start, end, token_count or None)``.
 Span = Tuple[int, int, Optional[int]]
 
+#: What a strategy left out on purpose: ``(label, characters)`` per dropped part.
+Drops = Tuple[Tuple[str, int], ...]
+
 
 def require_positive(owner: str, name: str, value: Any, minimum: int = 1) -> None:
     """Raise :class:`ConfigError` unless ``value`` is an int of at least ``minimum``."""
@@ -68,6 +71,14 @@ class Chunker:
     def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:  # pragma: no cover - abstract
         """Return the chunks of ``doc`` in document order."""
         raise NotImplementedError
+
+    def chunk_with_drops(self, doc: ParsedDocument) -> Tuple[List[Chunk], Drops]:
+        """Return the chunks and what was dropped by design (a book's index ...).
+
+        Strategies that drop text on purpose override this; the pipeline records the drops in
+        the documents table (``dropped``, ``dropped_characters``) so no text vanishes silently.
+        """
+        return self.chunk_document(doc), ()
 
     @property
     def fingerprint(self) -> str:

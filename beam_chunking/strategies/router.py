@@ -61,6 +61,10 @@ class Router(Chunker):
         """Chunk ``doc`` with the strategy routed for its content type."""
         return self.select(doc).chunk_document(doc)
 
+    def chunk_with_drops(self, doc: ParsedDocument):
+        """Chunk ``doc`` with its routed strategy, reporting that strategy's drops."""
+        return self.select(doc).chunk_with_drops(doc)
+
     def strategies(self) -> Dict[str, Chunker]:
         """All routes, with ``"*"`` for the default."""
         out = dict(self.routes)

@@ -46,7 +46,7 @@ class _ChunkFn(StageFn):
 
     def handle(self, doc):
         strategy = self.strategy.select(doc) if isinstance(self.strategy, Router) else self.strategy
-        chunks = strategy.chunk_document(doc)
+        chunks, dropped = strategy.chunk_with_drops(doc)
         if self._sizer is not None and any(c.token_count is None for c in chunks):
             chunks = self._with_counts(doc.text, chunks)
         self.chunks.inc(len(chunks))
@@ -59,7 +59,7 @@ class _ChunkFn(StageFn):
         yield ChunkedDocument(
             doc.id, doc.uri, doc.content_type, doc.size_bytes, doc.sha256, len(doc.sections),
             tuple(chunks), strategy.name, strategy.fingerprint,
-            int(doc.metadata.get("decode_replacements", 0) or 0),
+            int(doc.metadata.get("decode_replacements", 0) or 0), tuple(dropped),
         )
 
 

@@ -42,6 +42,7 @@ class ChunkedDocument:
     strategy: str
     strategy_fingerprint: str
     decode_replacements: int = 0
+    dropped: Tuple[Tuple[str, int], ...] = ()
 
 
 def failure_from(element: Any, error: BaseException, stage: str) -> Failure:

@@ -52,6 +52,8 @@ class _RowsFn(StageFn):
             size_bytes=item.size_bytes, sha256=item.sha256, status="ok" if rows else "empty",
             section_count=item.section_count, chunk_count=len(rows), strategy=item.strategy,
             decode_replacements=item.decode_replacements,
+            dropped=[label for label, _ in item.dropped] or None,
+            dropped_characters=sum(n for _, n in item.dropped) if item.dropped else None,
         ))
 
 

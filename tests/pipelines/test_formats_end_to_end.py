@@ -95,14 +95,15 @@ def test_provenance_arrives_as_typed_columns(run):
     deck = chunks["deck.pptx"]
     assert [(c["slide"], c["chunk_kind"], c["heading"]) for c in deck] == [(1, "slide", "Hello"), (1, "notes", "Hello")]
     assert deck[1]["metadata"]["speaker_notes"] is True
-    [row] = chunks["sheet.xlsx"]
+    header, row = chunks["sheet.xlsx"]
+    assert (header["chunk_kind"], header["row"], header["text"]) == ("header", 1, "item | price")
     assert (row["sheet"], row["row"], row["text"]) == ("Prices", 2, "item: tea\nprice: 3")
     assert row["metadata"]["columns"] == ["item", "price"]
-    [faq] = chunks["faq.csv"]
+    _, faq = chunks["faq.csv"]
     assert (faq["sheet"], faq["row"], faq["chunk_kind"]) == ("faq.csv", 2, "row")
     mail = chunks["mail.eml"]
-    assert [c["metadata"]["part"] for c in mail] == ["headers", "body", "attachment:a.csv"]
-    assert (mail[2]["row"], mail[2]["sheet"]) == (2, "a.csv")
+    assert [c["metadata"]["part"] for c in mail] == ["headers", "body", "attachment:a.csv", "attachment:a.csv"]
+    assert (mail[3]["row"], mail[3]["sheet"]) == (2, "a.csv")
     [code] = chunks["tool.py"]
     assert (code["language"], code["content_type"], code["chunk_kind"]) == ("python", "text/x-python", "code")
     [zipped] = chunks["notes.md.gz"]

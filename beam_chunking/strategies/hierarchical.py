@@ -1,0 +1,191 @@
+"""Heading-subtree chunks: one chunk per heading and everything beneath it, to ``max_depth``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from beam_chunking.errors import ConfigError
+from beam_chunking.strategies._headings import (DEFAULT_PATTERNS, MAX_HEADING_CHARS, Pattern, compile_patterns,
+                                                find_headings)
+from beam_chunking.strategies.base import Chunker, Drops, require_positive
+from beam_chunking.types import Chunk, ParsedDocument
+
+DETECTION_MODES = ("unstructured", "always", "never")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A run of text under one heading path: a parser section or a piece of one."""
+
+    start: int
+    end: int
+    path: Tuple[str, ...]
+    page: Optional[int]
+    starts_heading: bool
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Group:
+    """The units of one subtree chunk; ``path`` is the subtree's heading path (<= max_depth)."""
+
+    path: Tuple[str, ...]
+    units: Tuple[Unit, ...]
+    label: str
+
+    @property
+    def start(self) -> int:
+        return self.units[0].start
+
+    @property
+    def end(self) -> int:
+        return self.units[-1].end
+
+
+@dataclass(frozen=True)
+class HierarchicalChunker(Chunker):
+    """One chunk per heading subtree, down to ``max_depth`` (seed 000's HierarchicalMerger).
+
+    A chunk is a heading with all the text beneath it, including deeper headings, down to
+    ``max_depth`` levels of the heading path; text before the first heading is a chunk of
+    its own. Headings come from the parser (Markdown, HTML, DOCX, the PDF outline) and, in
+    sections the parser left without structure (``heading_detection="unstructured"``, the
+    default), from ``heading_patterns`` matched against paragraph-initial lines.
+
+    **Size is ignored by design**: a subtree is as long as the document makes it, and there
+    is no overlap between disjoint subtrees. Bound it with a refiner (``SemanticRefiner``)
+    or use ``StructuralChunker`` when a token ceiling is needed.
+
+    Chunks carry ``heading`` and ``section_path`` (the subtree's path), ``page``/``page_end``
+    as the min/max over the merged sections that have pages (pages that exist are kept when
+    paginated and unpaginated sections mix), and ``sections`` (how many units merged).
+
+    Args:
+        max_depth: Deepest heading level that starts a chunk (path length). Default 3.
+        heading_patterns: ``(regex, level)`` pairs for plain-text headings (see
+            :mod:`beam_chunking.strategies._headings`). Default: Markdown ATX, numbered
+            ("2.1 Setup") and "Chapter/Part N" lines.
+        heading_detection: Where patterns run: ``"unstructured"`` (sections without a parser
+            heading; default), ``"always"`` (inside every section, nested under the parser's
+            heading) or ``"never"``.
+    """
+
+    name = "hierarchical"
+    max_depth: int = 3
+    heading_patterns: Tuple[Pattern, ...] = DEFAULT_PATTERNS
+    heading_detection: str = "unstructured"
+    max_heading_chars: int = MAX_HEADING_CHARS
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        require_positive(owner, "max_depth", self.max_depth)
+        require_positive(owner, "max_heading_chars", self.max_heading_chars, minimum=0)
+        object.__setattr__(self, "heading_patterns", tuple(tuple(p) for p in self.heading_patterns))
+        object.__setattr__(self, "_compiled", compile_patterns(owner, self.heading_patterns))
+        if self.heading_detection not in DETECTION_MODES:
+            raise ConfigError(f"{owner}.heading_detection={self.heading_detection!r} must be one of {DETECTION_MODES}",
+                              field="heading_detection")
+
+    # -- units and groups -------------------------------------------------------------
+    def units(self, doc: ParsedDocument) -> List[Unit]:
+        """Split the document's sections at detected headings into :class:`Unit` s."""
+        compiled = self._compiled
+        text = doc.text
+        out: List[Unit] = []
+        for section in doc.sections:
+            path = tuple(section.heading_path)
+            # A section begins at its heading when the title is on its first line (a PDF
+            # page that continues a chapter carries the path but not the heading).
+            first_line = text[section.start:min(section.end, section.start + 2000)].lstrip().split("\n", 1)[0]
+            starts = bool(path) and path[-1] in first_line
+            structured = bool(path) or section.level > 0
+            detect = self.heading_detection == "always" or (self.heading_detection == "unstructured" and not structured)
+            heads = find_headings(text, section.start, section.end, compiled, self.max_heading_chars) if detect else []
+            if not heads:
+                out.append(Unit(section.start, section.end, path, section.page, starts))
+                continue
+            # Detected headings nest under the parser's path; levels are relative to it.
+            stack: List[Tuple[int, str]] = []
+            cuts = [(section.start, path, starts, "")]
+            for h in heads:
+                while stack and stack[-1][0] >= h.level:
+                    stack.pop()
+                stack.append((h.level, h.title))
+                here = path + tuple(t for _, t in stack)
+                if h.start == cuts[-1][0]:
+                    cuts[-1] = (h.start, here, True, h.label)
+                else:
+                    cuts.append((h.start, here, True, h.label))
+            for k, (start, here, begins, label) in enumerate(cuts):
+                end = cuts[k + 1][0] if k + 1 < len(cuts) else section.end
+                if text[start:end].strip():
+                    out.append(Unit(start, end, here, section.page, begins, label))
+        return out
+
+    def groups(self, doc: ParsedDocument) -> List[Group]:
+        """Group units into subtrees: a new group at each heading of depth <= ``max_depth``."""
+        groups: List[Group] = []
+        current: List[Unit] = []
+        key: Tuple[str, ...] = ()
+        label = ""
+        for unit in self.units(doc):
+            unit_key = unit.path[: self.max_depth]
+            new = not current or unit_key != key or (unit.starts_heading and len(unit.path) <= self.max_depth)
+            if new and current:
+                groups.append(Group(key, tuple(current), label))
+                current = []
+            if new:
+                key, label = unit_key, unit.label
+            current.append(unit)
+        if current:
+            groups.append(Group(key, tuple(current), label))
+        return groups
+
+    # -- chunks -----------------------------------------------------------------------
+    def group_metadata(self, group: Group) -> Dict[str, Any]:
+        """Metadata of one subtree chunk (templates add their own keys)."""
+        meta: Dict[str, Any] = {"sections": len(group.units)}
+        if group.path:
+            meta["heading"] = group.path[-1]
+            meta["section_path"] = list(group.path)
+        pages = [u.page for u in group.units if u.page is not None]
+        if pages:
+            meta["page"], meta["page_end"] = min(pages), max(pages)
+        return meta
+
+    def drop_reason(self, group: Group) -> Optional[str]:
+        """Why a group is left out (templates override), or ``None`` to keep it."""
+        return None
+
+    def chunk_with_drops(self, doc: ParsedDocument) -> Tuple[List[Chunk], Drops]:
+        """Return the subtree chunks and the groups dropped by :meth:`drop_reason`."""
+        return build_chunks(doc, self.groups(doc), self.group_metadata, self.drop_reason)
+
+    def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
+        """Return one chunk per heading subtree."""
+        return self.chunk_with_drops(doc)[0]
+
+
+def build_chunks(doc: ParsedDocument, groups: Sequence[Group], metadata: Callable[[Group], Dict[str, Any]],
+                 drop: Callable[[Group], Optional[str]]) -> Tuple[List[Chunk], Drops]:
+    """Turn groups into exact-span chunks (trimmed of whitespace), skipping dropped ones."""
+    text = doc.text
+    chunks: List[Chunk] = []
+    dropped: List[Tuple[str, int]] = []
+    for group in groups:
+        start, end = group.start, group.end
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if start == end:
+            continue
+        reason = drop(group)
+        if reason is not None:
+            dropped.append((reason, end - start))
+            continue
+        meta = dict(doc.metadata)
+        meta.update(metadata(group))
+        chunks.append(Chunk(doc.id, len(chunks), start, end, text[start:end], None, meta))
+    return chunks, tuple(dropped)
+

@@ -1,0 +1,188 @@
+"""Structure-first splitting within a token budget (seed 001's StructuralChunker)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+from beam_chunking.sizing import TiktokenSizer
+from beam_chunking.strategies._levels import line_starts, split_levels
+from beam_chunking.strategies._tables import split_table, table_blocks
+from beam_chunking.strategies._token_windows import token_windows
+from beam_chunking.strategies.base import Chunker, require_positive, section_metadata
+from beam_chunking.strategies.token import MIN_WINDOW_TOKENS
+from beam_chunking.token_index import TokenIndex
+from beam_chunking.types import Chunk, ParsedDocument
+
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)")
+_OPEN = str.maketrans("", "", "".join(c for c in map(chr, range(128)) if c not in "{[("))
+_CLOSE = str.maketrans("", "", "".join(c for c in map(chr, range(128)) if c not in "}])"))
+
+# Line-start scores, strongest first (see beam_chunking.strategies._levels).
+HARD, FENCE, TOP, DEDENT, BLANK, LINE = 0, 1, 2, 3, 4, 5
+
+
+def _indent(line: str) -> int:
+    expanded = line.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip())
+
+
+def structure_scores(text: str, lines: List[int]) -> Tuple[List[int], List[Tuple[int, int, str]], List[Tuple[int, int]]]:
+    """Score each line start; also return fenced blocks ``(first, end, info)`` and tables.
+
+    Headings (outside fences) are hard boundaries; fence and table edges come next, then a
+    paragraph that starts at indentation 0 and brace depth 0, then a dedent or a brace
+    depth drop, then any blank-line boundary, then any line.
+    """
+    n = len(lines) - 1
+    scores = [LINE] * n
+    fences: List[Tuple[int, int, str]] = []
+    fence: Optional[Tuple[str, int, str]] = None
+    depth = 0
+    prev_blank = True
+    prev_indent = 0
+    prev_depth = 0
+    for k in range(n):
+        line = text[lines[k]:lines[k + 1]].rstrip("\r\n")
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0][0] and len(m.group(1)) >= len(fence[0]) and not line.strip()[len(m.group(1)):]:
+                fences.append((fence[1], k + 1, fence[2]))
+                if k + 1 < n:
+                    scores[k + 1] = min(scores[k + 1], FENCE)
+                fence = None
+            continue
+        if m:
+            fence = (m.group(1), k, m.group(2))
+            scores[k] = FENCE
+            prev_blank = False
+            continue
+        stripped = line.strip()
+        if not stripped:
+            prev_blank = True
+            continue
+        indent = _indent(line)
+        if _HEADING.match(line):
+            scores[k] = HARD
+        elif prev_blank and indent == 0 and depth == 0:
+            scores[k] = TOP
+        elif indent < prev_indent or depth < prev_depth:
+            scores[k] = DEDENT
+        elif prev_blank:
+            scores[k] = BLANK
+        prev_depth = depth
+        depth = max(0, depth + len(line.translate(_OPEN)) - len(line.translate(_CLOSE)))
+        prev_indent = indent
+        prev_blank = False
+    if fence is not None:  # an unclosed fence runs to the end
+        fences.append((fence[1], n, fence[2]))
+    tables = table_blocks(text, lines)
+    for a, b in tables:
+        scores[a] = min(scores[a], FENCE)
+        if b < n:
+            scores[b] = min(scores[b], FENCE)
+    return scores, fences, tables
+
+
+@dataclass(frozen=True)
+class StructuralChunker(Chunker):
+    """Split on structure, coarsest first, within a hard token ceiling (seed 001).
+
+    Boundaries, strongest first: headings (always cut, also Markdown headings inside a
+    section), code-fence and table edges, paragraphs starting at indentation 0 and brace
+    depth 0, dedents and brace-depth drops, blank lines, then line breaks; a single line over
+    the budget is cut into token windows. Pieces are packed greedily up to ``max_tokens``,
+    and a piece that fits is never split, so a code block, a function body or a table that
+    fits stays whole. The better choice for Markdown with deep headings, HTML, config files
+    and code; use the sentence or semantic strategies for prose.
+
+    Tables: a Markdown pipe table (the parsers render HTML, DOCX and PPTX tables as one) that
+    fits stays whole; one that does not is split between rows and each later piece repeats
+    the header and separator lines. Such a chunk's ``start``/``end`` cover its own rows and
+    its text is the repeated header plus ``document_text[start:end]``; it carries
+    ``table_header_repeated=True`` (the only chunks whose text is not a plain span).
+
+    Chunks fully inside a fenced block carry ``chunk_kind="code"`` and, when the fence names
+    one, ``language``; table chunks carry ``chunk_kind="table"``. No overlap.
+
+    Args:
+        max_tokens: Hard ceiling per chunk, counted on the chunk's own text. Default 512.
+        model: Model whose tokenizer counts. Default ``"gpt-4"`` (``cl100k_base``).
+        encoding: Encoding name; wins over ``model``. Default ``None``.
+    """
+
+    name = "structural"
+    max_tokens: int = 512
+    model: Optional[str] = "gpt-4"
+    encoding: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        require_positive("StructuralChunker", "max_tokens", self.max_tokens, minimum=MIN_WINDOW_TOKENS)
+        object.__setattr__(self, "_sizer", TiktokenSizer(encoding=self.encoding, model=self.model))
+
+    def section_chunks(self, text: str, start: int, end: int) -> List[Tuple[int, int, Optional[str], Dict[str, Any]]]:
+        """``(start, end, prefix, metadata)`` chunks of one section (``prefix``: a repeated table header)."""
+        if not text[start:end].strip():
+            return []
+        enc = self._sizer.tiktoken_encoding
+        budget = self.max_tokens
+        tk = TokenIndex(enc, text, start, end)
+
+        def measure(s: int, e: int) -> int:
+            return tk.count(text, s, e)
+
+        def measure_text(t: str) -> int:
+            return len(enc.encode_ordinary(t))
+
+        def fallback(s: int, e: int) -> List[Tuple[int, int]]:
+            return [(a, b) for a, b, _ in token_windows(enc, text, s, e, budget, 0, tk)]
+
+        lines = line_starts(text, start, end)
+        scores, fences, tables = structure_scores(text, lines)
+        table_spans = {}
+        for a, b in tables:
+            table_spans[lines[a]] = (a, b)
+
+        def special(s: int, e: int):
+            # An oversized piece that is exactly one table (after trimming) splits by rows.
+            hit = table_spans.get(s)
+            if hit is None:
+                return None
+            a, b = hit
+            if text[lines[b - 1]:lines[b]].rstrip() and s + len(text[s:lines[b]].rstrip()) == e:
+                return split_table(text, lines[a:b + 1], budget, measure, measure_text, fallback)
+            return None
+
+        pieces = split_levels(text, lines, scores, budget, measure, fallback, special)
+        fence_spans = [(lines[a], lines[b], info) for a, b, info in fences]
+        table_ranges = [(lines[a], lines[b]) for a, b in tables]
+        out = []
+        for s, e, prefix in pieces:
+            meta: Dict[str, Any] = {}
+            for fs, fe, info in fence_spans:
+                if fs <= s and e <= fe:
+                    meta["chunk_kind"] = "code"
+                    if info:
+                        meta["language"] = info.lower()
+                    break
+            else:
+                if any(ts <= s and e <= te for ts, te in table_ranges):
+                    meta["chunk_kind"] = "table"
+            if prefix is not None:
+                meta["table_header_repeated"] = True
+            out.append((s, e, prefix, meta))
+        return out
+
+    def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
+        """Chunk every section; chunks carry the section's provenance."""
+        text, doc_id = doc.text, doc.id
+        enc = self._sizer.tiktoken_encoding
+        chunks: List[Chunk] = []
+        for section in doc.sections:
+            base = section_metadata(doc, section)
+            for s, e, prefix, extra in self.section_chunks(text, section.start, section.end):
+                body = text[s:e] if prefix is None else prefix + text[s:e]
+                meta = dict(base, **extra) if extra else base
+                chunks.append(Chunk(doc_id, len(chunks), s, e, body, len(enc.encode_ordinary(body)), meta))
+        return chunks

@@ -1,0 +1,98 @@
+"""StructuralChunker: headings, fences, tables, indentation and braces within a token ceiling."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from beam_chunking.errors import ConfigError
+from beam_chunking.parsers import parse
+from beam_chunking.strategies import StructuralChunker
+from tests.helpers import adversarial_text, check_long_text, check_pickle, check_properties, tokens
+from tests.parsers.fixtures import document
+
+ROWS = "".join(f"| row {i} | value number {i} with several words |\n" for i in range(40))
+DOC = f"""# Title
+
+Intro paragraph here.
+
+## Config
+
+```yaml
+server:
+  port: 8080
+```
+
+## Data
+
+| name | value |
+|---|---|
+{ROWS}
+## Code
+
+```python
+def f(x):
+    return x
+```
+"""
+
+
+def test_headings_are_hard_boundaries_and_small_blocks_stay_whole():
+    chunks = StructuralChunker(max_tokens=200).chunk("# A\n\none\n\n# B\n\ntwo\n")
+    assert [c.text for c in chunks] == ["# A\n\none", "# B\n\ntwo"]
+    chunks = StructuralChunker(max_tokens=60).chunk(DOC)
+    assert chunks[0].text == "# Title\n\nIntro paragraph here."
+    assert chunks[1].text == "## Config\n\n```yaml\nserver:\n  port: 8080\n```"
+
+
+def test_oversized_table_repeats_its_header_on_every_piece():
+    chunker = StructuralChunker(max_tokens=60)
+    chunks = [c for c in chunker.chunk(DOC) if c.metadata.get("chunk_kind") == "table"]
+    assert len(chunks) > 5
+    first, rest = chunks[0], chunks[1:]
+    assert first.text == DOC[first.start:first.end] and first.text.startswith("| name | value |\n|---|---|\n| row 0 |")
+    assert "table_header_repeated" not in first.metadata
+    rows_seen = []
+    for c in rest:
+        assert c.metadata["table_header_repeated"] is True
+        assert c.text == "| name | value |\n|---|---|\n" + DOC[c.start:c.end]
+        assert DOC[c.start:c.end].startswith("| row ")
+    for c in chunks:
+        assert c.token_count == tokens(c.text) <= 60
+        rows_seen += [line for line in DOC[c.start:c.end].split("\n") if line.startswith("| row")]
+    assert rows_seen == ROWS.strip("\n").split("\n")  # every row once, in order
+
+
+def test_fenced_code_gets_kind_and_language():
+    chunks = StructuralChunker(max_tokens=12).chunk("Intro words here.\n\n```python\ndef f(x):\n    return x\n```\n")
+    code = [c for c in chunks if c.metadata.get("chunk_kind") == "code"]
+    assert code and all(c.metadata["language"] == "python" for c in code)
+
+
+def test_indentation_and_brace_depth_boundaries():
+    config = "a {\n  b = 1\n  c = 2\n}\n\nd {\n  e = 3\n}\n"
+    chunks = StructuralChunker(max_tokens=16).chunk(config)  # 24 tokens in all, blocks of 15 and 9
+    assert [c.text for c in chunks] == ["a {\n  b = 1\n  c = 2\n}", "d {\n  e = 3\n}"]
+    # a heading inside a fence is code, not a boundary
+    fenced = "```bash\n# not a heading\necho hi\n```"
+    assert [c.text for c in StructuralChunker(max_tokens=50).chunk(fenced)] == [fenced]
+
+
+def test_html_table_sections_from_the_parser():
+    rows = "".join(f"<tr><td>item {i}</td><td>{i * 7} units in stock today</td></tr>" for i in range(60))
+    doc = parse(document("t.html", f"<h2>Stock</h2><table><tr><th>Item</th><th>Count</th></tr>{rows}</table>".encode()))
+    chunks = StructuralChunker(max_tokens=80).chunk_document(doc)
+    assert all(c.token_count <= 80 for c in chunks)
+    assert all(c.text.split("\n")[:2] == ["| Item | Count |", "|---|---|"] for c in chunks if c.metadata.get("table_header_repeated"))
+    assert chunks[0].metadata["heading"] == "Stock"
+
+
+def test_validation_pickle_and_long_line():
+    with pytest.raises(ConfigError, match="max_tokens"):
+        StructuralChunker(max_tokens=2)
+    check_pickle(StructuralChunker(), DOC)
+    check_long_text(StructuralChunker(max_tokens=256), "word " * 1_000_000 + "end", 256, lambda c: c.token_count)
+
+
+@given(adversarial_text, st.sampled_from([8, 32, 128]))
+def test_bounded_exact_and_lossless(text, budget):
+    check_properties(StructuralChunker(max_tokens=budget), text, budget, measure=tokens)
