@@ -27,9 +27,27 @@ PARSERS = [
     "defusedxml>=0.7",
 ]
 
+# Real parsers for the code chunker (Python uses the standard library's ast without them).
+# Grammar wheels ship compiled grammars; nothing is downloaded at run time.
+CODE = [
+    "tree-sitter>=0.23",
+    "tree-sitter-python>=0.23",
+    "tree-sitter-javascript>=0.23",
+    "tree-sitter-typescript>=0.23",
+    "tree-sitter-java>=0.23",
+    "tree-sitter-go>=0.23",
+    "tree-sitter-rust>=0.23",
+    "tree-sitter-ruby>=0.23",
+    "tree-sitter-c-sharp>=0.23",
+    "tree-sitter-cpp>=0.23",
+    "tree-sitter-php>=0.23",
+    "tree-sitter-swift>=0.6",
+]
+
 EXTRAS = {
     "hf": ["tokenizers>=0.15"],
     "parsers": PARSERS,
+    "code": CODE,
     "test": [
         "pytest>=8",
         "hypothesis>=6.100",
@@ -37,6 +55,7 @@ EXTRAS = {
         "tokenizers>=0.15",
         "fpdf2>=2.7",  # writes the PDF fixtures
         *PARSERS,
+        *CODE,
     ],
     "bench": [
         "langchain-text-splitters>=0.3",

@@ -20,7 +20,7 @@ ACADEMIC_PATTERNS: Tuple[Pattern, ...] = (
     (r"^(?P<label>[IVX]{1,5})\.\s+(?P<title>[A-Z][A-Z ,:&-]{2,80})$", 1),
     *DEFAULT_PATTERNS,
 )
-_NUMBERING = re.compile(r"^[\dIVX.]*\s*")
+_NUMBERING = re.compile(r"^(?:\d+(?:\.\d+)*|[IVX]+)(?:\.\s*|\s+)")
 _ABSTRACT = re.compile(r"^abstract$", re.I)
 _REFERENCES = re.compile(r"^(?:references|bibliography|works cited)$", re.I)
 

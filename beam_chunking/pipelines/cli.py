@@ -29,7 +29,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         from beam_chunking.strategies import REGISTRY
 
         for name, cls in sorted(REGISTRY.items()):
-            print(f"{name:10s} {(cls.__doc__ or '').strip().splitlines()[0]}")
+            print(f"{name:13s} {(cls.__doc__ or '').strip().splitlines()[0]}")
         return 0
     if command != "run":
         parser.print_usage(sys.stderr)
