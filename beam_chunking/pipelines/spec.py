@@ -14,6 +14,8 @@ Example::
     metadata: {team: search}
     max_bytes: 268435456          # largest file read (and largest inflated .gz), bytes
     limits: {max_pages: 5000, max_rows: 1000000, max_compression_ratio: 200}
+    refine: {max_chunk_size: 1500, embedder: minilm}   # sub-split oversized chunks
+    embed: minilm                  # or {model_path: m.onnx, tokenizer_path: tokenizer.json}
 
 Every error names the key path and the bad value, e.g.
 ``routes.text/markdown.max_tokens: ...``.
@@ -32,10 +34,12 @@ from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Pars
 from beam_chunking.schema import COMPRESSIONS, RESERVED_TYPES, encode_metadata_value
 from beam_chunking.sizing import get_sizer
 from beam_chunking.strategies import DEFAULT_STRATEGY, REGISTRY, Router, get
+from beam_chunking.refiners import Refined, SemanticRefiner
 from beam_chunking.strategies.base import Chunker
+from beam_chunking.strategies.semantic import resolve_embedder
 
 KEYS = ("input", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
-        "compression", "metadata", "num_shards", "max_bytes", "limits")
+        "compression", "metadata", "num_shards", "max_bytes", "limits", "refine", "embed")
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class PipelineSpec:
     num_shards: int = 0
     max_bytes: int = DEFAULT_MAX_BYTES
     limits: ParseLimits = DEFAULT_LIMITS
+    embed: Optional[Any] = None
 
 
 def _tuples(value: Any) -> Any:
@@ -81,6 +86,20 @@ def build_strategy(value: Any, path: str) -> Chunker:
     except ConfigError as exc:
         where = f"{path}.{exc.field}" if exc.field else path
         raise ConfigError(f"{where}: {exc}", field=exc.field) from None
+
+
+def _refiner(value: Any) -> SemanticRefiner:
+    """``refine: {max_chunk_size: 800, embedder: minilm}`` -> a :class:`SemanticRefiner`."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"refine: expected a mapping of SemanticRefiner options, got {value!r}")
+    known = {f.name for f in dataclasses.fields(SemanticRefiner)}
+    for key in value:
+        if key not in known:
+            raise ConfigError(f"refine.{key}: unknown option (options: {', '.join(sorted(known))})")
+    try:
+        return SemanticRefiner(**value)
+    except ConfigError as exc:
+        raise ConfigError(f"refine.{exc.field}: {exc}", field=exc.field) from None
 
 
 def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
@@ -116,6 +135,15 @@ def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
             raise ConfigError(f"routes.{ctype}: keys must be content types like 'text/markdown'")
         built[ctype] = build_strategy(value, f"routes.{ctype}")
     out["strategy"] = Router(built, default=default) if built else default
+    if data.get("refine") is not None:
+        out["strategy"] = Refined(out["strategy"], _refiner(data["refine"]))
+    if data.get("embed") is not None:
+        try:
+            out["embed"] = resolve_embedder(_tuples(data["embed"]), "embed")
+        except ConfigError as exc:
+            raise ConfigError(f"embed: {exc}", field=exc.field) from None
+        except TypeError as exc:
+            raise ConfigError(f"embed: {exc}") from None
     if "token_counter" in data:
         tc = data["token_counter"]
         if tc is not None:

@@ -12,8 +12,10 @@ from beam_chunking.strategies.base import Chunker, SectionChunker
 from beam_chunking.strategies.code import CodeChunker
 from beam_chunking.strategies.fixed import FixedSizeChunker
 from beam_chunking.strategies.hierarchical import HierarchicalChunker
+from beam_chunking.strategies.late import LateChunker
 from beam_chunking.strategies.recursive import RecursiveChunker
 from beam_chunking.strategies.router import Router
+from beam_chunking.strategies.semantic import SemanticChunker
 from beam_chunking.strategies.sentence import SentenceChunker
 from beam_chunking.strategies.structural import StructuralChunker
 from beam_chunking.strategies.token import TokenChunker
@@ -31,6 +33,8 @@ def _registry() -> Dict[str, Type[Chunker]]:
         "hierarchical": HierarchicalChunker,
         "structural": StructuralChunker,
         "code": CodeChunker,
+        "semantic": SemanticChunker,
+        "late": LateChunker,
         "legal": LegalChunker,
         "book": BookChunker,
         "academic": AcademicChunker,
@@ -69,6 +73,8 @@ __all__ = [
     "HierarchicalChunker",
     "StructuralChunker",
     "CodeChunker",
+    "SemanticChunker",
+    "LateChunker",
     "Router",
     "REGISTRY",
     "DEFAULT_STRATEGY",

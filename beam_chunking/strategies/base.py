@@ -64,6 +64,9 @@ class Chunker:
 
     name: ClassVar[str] = ""
 
+    def setup(self) -> None:
+        """Load models or other resources; a pipeline calls it once per worker process."""
+
     def chunk(self, text: str) -> List[Chunk]:
         """Chunk bare text as one section of a document with id ``""``."""
         return self.chunk_document(text_document(text))

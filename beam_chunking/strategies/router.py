@@ -61,6 +61,11 @@ class Router(Chunker):
         """Chunk ``doc`` with the strategy routed for its content type."""
         return self.select(doc).chunk_document(doc)
 
+    def setup(self) -> None:
+        """Set up every routed strategy (models load once per worker)."""
+        for strategy in self.strategies().values():
+            strategy.setup()
+
     def chunk_with_drops(self, doc: ParsedDocument):
         """Chunk ``doc`` with its routed strategy, reporting that strategy's drops."""
         return self.select(doc).chunk_with_drops(doc)

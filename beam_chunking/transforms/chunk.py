@@ -30,7 +30,8 @@ class _ChunkFn(StageFn):
         self.empty = beam.metrics.Metrics.counter(NAMESPACE, "documents_empty")
 
     def setup(self):
-        # Tokenizers load once per worker process, never per element.
+        # Tokenizers and models load once per worker process, never per element.
+        self.strategy.setup()
         self._sizer = get_sizer(self.token_counter) if self.token_counter else None
         self._seen = 0
         self._last_log = time.monotonic()

@@ -1,0 +1,10 @@
+"""Embedders: text -> L2-normalised float32 vectors, and text -> per-token vectors with offsets.
+
+Models run locally on onnxruntime with HF ``tokenizers``; nothing downloads at run time. The
+default model (``minilm()``) is all-MiniLM-L6-v2 as int8 ONNX from the ``minilm`` extra.
+"""
+from beam_chunking.embeddings.base import Embedder, TokenEmbedder
+from beam_chunking.embeddings.minilm import minilm, minilm_paths
+from beam_chunking.embeddings.onnx import OnnxEmbedder
+
+__all__ = ["Embedder", "TokenEmbedder", "OnnxEmbedder", "minilm", "minilm_paths"]

@@ -1,0 +1,4 @@
+"""Post-chunking passes: ``refine(doc, chunks) -> chunks`` (new chunks, never mutated ones)."""
+from beam_chunking.refiners.semantic import Refined, SemanticRefiner
+
+__all__ = ["Refined", "SemanticRefiner"]

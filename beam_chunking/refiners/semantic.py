@@ -1,0 +1,134 @@
+"""SemanticRefiner: oversized chunks of any strategy sub-split at sentence boundaries."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+from beam_chunking.errors import ConfigError
+from beam_chunking.strategies._sentences import sentence_spans
+from beam_chunking.strategies.base import Chunker, Drops, require_positive
+from beam_chunking.strategies.recursive import RecursiveChunker
+from beam_chunking.strategies.semantic import resolve_embedder
+from beam_chunking.types import Chunk, ParsedDocument
+
+
+@dataclass(frozen=True)
+class SemanticRefiner:
+    """Sub-split chunks longer than ``max_chunk_size`` characters at sentence boundaries.
+
+    Use it after a strategy that does not bound size (``hierarchical`` and the templates that
+    build on it, ``email``) or to tighten any other. With an embedder, an oversized chunk is
+    cut at its lowest-similarity sentence boundary, recursively, until every piece fits
+    (seed 000's semantic refinement); without one (``embedder=None``) sentences are packed
+    greedily. A sentence longer than the ceiling is cut by characters. Every piece keeps the
+    parent's metadata, including its ``page``/``page_end`` range (the narrowest range the
+    re-split can vouch for), plus ``refined_from`` (the parent's chunk id). Chunks that fit,
+    and table pieces with a repeated header, pass through unchanged.
+
+    Args:
+        max_chunk_size: Ceiling per piece, in characters. Default 1500.
+        embedder: ``None`` (default: sentence packing), ``"minilm"``, a mapping of
+            ``OnnxEmbedder`` options, or an embedder.
+        batch_size: Sentences per embedder call. Default 32.
+    """
+
+    max_chunk_size: int = 1500
+    embedder: Any = None
+    batch_size: int = 32
+
+    def __post_init__(self) -> None:
+        require_positive("SemanticRefiner", "max_chunk_size", self.max_chunk_size)
+        require_positive("SemanticRefiner", "batch_size", self.batch_size)
+        model = None if self.embedder is None else resolve_embedder(self.embedder, "SemanticRefiner")
+        object.__setattr__(self, "_model", model)
+
+    def setup(self) -> None:
+        """Load the embedding model, if any."""
+        if self._model is not None and hasattr(self._model, "setup"):
+            self._model.setup()
+
+    def _cuts(self, text: str, spans: List[Tuple[int, int]]) -> List[List[Tuple[int, int]]]:
+        size = self.max_chunk_size
+        if self._model is None or len(spans) < 2:
+            groups, cur = [], []
+            for s in spans:
+                if cur and s[1] - cur[0][0] > size:
+                    groups.append(cur)
+                    cur = []
+                cur.append(s)
+            return groups + ([cur] if cur else [])
+        texts = [text[a:b] for a, b in spans]
+        vecs = np.concatenate([self._model.embed(texts[k:k + self.batch_size])
+                               for k in range(0, len(texts), self.batch_size)])
+        sims = np.einsum("ij,ij->i", vecs[:-1], vecs[1:])
+        out: List[List[Tuple[int, int]]] = []
+
+        def split(a: int, b: int) -> None:  # sentences [a, b)
+            if spans[b - 1][1] - spans[a][0] <= size or b - a == 1:
+                out.append(spans[a:b])
+                return
+            k = a + int(np.argmin(sims[a:b - 1]))  # cut after sentence k: the biggest topic shift
+            split(a, k + 1)
+            split(k + 1, b)
+
+        split(0, len(spans))
+        return out
+
+    def refine(self, doc: ParsedDocument, chunks: List[Chunk]) -> List[Chunk]:
+        """Return the chunks with every oversized one replaced by its pieces, renumbered."""
+        out: List[Chunk] = []
+        text = doc.text
+        for chunk in chunks:
+            repeated = chunk.metadata.get("table_header_repeated")
+            if len(chunk.text) <= self.max_chunk_size or repeated:
+                out.append(Chunk(chunk.document_id, len(out), chunk.start, chunk.end, chunk.text, chunk.token_count,
+                                 chunk.metadata, chunk.embedding, chunk.ordinal))
+                continue
+            meta = dict(chunk.metadata, refined_from=chunk.id)
+            meta.pop("embedding_model", None)  # the parent's vector does not describe a piece
+            for group in self._cuts(text, sentence_spans(text, chunk.start, chunk.end)):
+                s, e = group[0][0], group[-1][1]
+                pieces = [(s, e)] if e - s <= self.max_chunk_size else [
+                    (a, b) for a, b, _ in RecursiveChunker(self.max_chunk_size, 0).section_spans(text, s, e)]
+                for a, b in pieces:
+                    out.append(Chunk(chunk.document_id, len(out), a, b, text[a:b], None, meta))
+        return out
+
+
+@dataclass(frozen=True)
+class Refined(Chunker):
+    """A strategy followed by a refiner: ``Refined(get("hierarchical"), SemanticRefiner(800))``.
+
+    Args:
+        base: The strategy that shapes the chunks.
+        refiner: The pass applied to each document's chunks.
+    """
+
+    base: Optional[Chunker] = None
+    refiner: Optional[SemanticRefiner] = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.base, Chunker) or self.refiner is None or not hasattr(self.refiner, "refine"):
+            raise ConfigError("Refined needs a strategy (base) and a refiner with refine(doc, chunks)", field="base")
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        """The base strategy's name (the refinement shows in the fingerprint)."""
+        return self.base.name
+
+    def setup(self) -> None:
+        """Set up the strategy and the refiner."""
+        for part in (self.base, self.refiner):
+            if hasattr(part, "setup"):
+                part.setup()
+
+    def chunk_with_drops(self, doc: ParsedDocument) -> Tuple[List[Chunk], Drops]:
+        """Chunk with the base strategy, then refine; the base strategy's drops are kept."""
+        chunks, dropped = self.base.chunk_with_drops(doc)
+        return self.refiner.refine(doc, chunks), dropped
+
+    def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
+        """Chunk with the base strategy, then refine."""
+        return self.chunk_with_drops(doc)[0]

@@ -1,0 +1,129 @@
+"""Late chunking: embed the whole section token by token, then cut token windows."""
+from __future__ import annotations
+
+import logging
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, List
+
+import numpy as np
+
+from beam_chunking.embeddings.base import normalize
+from beam_chunking.strategies.base import Chunker, require_overlap, require_positive, section_metadata
+from beam_chunking.strategies.semantic import resolve_embedder
+from beam_chunking.strategies.token import TokenChunker
+from beam_chunking.types import Chunk, ParsedDocument
+
+_LOG = logging.getLogger(__name__)
+
+
+def _extend_end(text: str, end: int, limit: int) -> int:
+    """Move ``end`` over characters no token claimed (a stripped combining mark, a control
+    character) up to ``limit``, stopping at whitespace."""
+    while end < limit and not text[end].isspace():
+        end += 1
+    return end
+
+
+def _extend_start(text: str, start: int, floor: int) -> int:
+    """Move ``start`` back over unclaimed non-space characters down to ``floor``."""
+    while start > floor and not text[start - 1].isspace() and unicodedata.category(text[start - 1])[0] in "MC":
+        start -= 1
+    return start
+
+
+@dataclass(frozen=True)
+class LateChunker(Chunker):
+    """Late chunking (seed 000): whole-section token vectors, pooled per token window.
+
+    Each section is embedded once by a token embedder (long sections are windowed and
+    stitched by the embedder, so any length works), then cut into windows of
+    ``window_tokens`` model tokens overlapping by ``overlap_tokens``. A chunk's span is the
+    exact ``str`` span from its first token's start to its last token's end, and its
+    embedding is the L2-normalised mean of its window's token vectors, so every chunk
+    vector carries context from the whole section.
+
+    Beyond the seed: HF tokenizers map offsets back into the original string even when
+    normalisation changes its length, so CJK and NFD text are chunked, not refused; a
+    combining mark or other character that no token claims is taken into the chunk next to
+    it, so no text is lost. If the token embedder fails, the section is still chunked into
+    the same-sized cl100k token windows without embeddings (``late_chunking_fallback=True``,
+    a warning is logged) to be embedded downstream; ``KeyboardInterrupt`` and cancellation
+    propagate.
+
+    Args:
+        embedder: ``"minilm"`` (default), a mapping of ``OnnxEmbedder`` options, or an object
+            with ``embed_tokens(text)``.
+        window_tokens: Model tokens per chunk. Default 256.
+        overlap_tokens: Tokens shared by neighbouring chunks. Default 32.
+    """
+
+    name = "late"
+    embedder: Any = "minilm"
+    window_tokens: int = 256
+    overlap_tokens: int = 32
+
+    def __post_init__(self) -> None:
+        require_positive("LateChunker", "window_tokens", self.window_tokens)
+        require_overlap("LateChunker", "window_tokens", self.window_tokens, "overlap_tokens", self.overlap_tokens)
+        object.__setattr__(self, "_model", resolve_embedder(self.embedder, "LateChunker"))
+
+    def setup(self) -> None:
+        """Load the embedding model (once per worker)."""
+        if hasattr(self._model, "setup"):
+            self._model.setup()
+
+    def _fallback(self, doc: ParsedDocument, start: int, end: int, meta, chunks: List[Chunk], error: Exception) -> None:
+        _LOG.warning("late chunking fell back to token windows for %s [%d:%d]: %s", doc.uri or doc.id, start, end, error)
+        windows = TokenChunker(window_tokens=max(4, self.window_tokens), overlap_tokens=min(self.overlap_tokens, self.window_tokens - 1))
+        fallback_meta = dict(meta, late_chunking_fallback=True)
+        for s, e, n in windows.section_spans(doc.text, start, end):
+            chunks.append(Chunk(doc.id, len(chunks), s, e, doc.text[s:e], n, fallback_meta))
+
+    def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
+        """Chunk every section into token windows with late-pooled embeddings."""
+        text = doc.text
+        chunks: List[Chunk] = []
+        name = getattr(self._model, "name", type(self._model).__name__)
+        for section in doc.sections:
+            meta = section_metadata(doc, section)
+            piece = text[section.start:section.end]
+            if not piece.strip():
+                continue
+            try:
+                vectors, offsets = self._model.embed_tokens(piece)
+                offsets = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+                if len(vectors) != len(offsets) or (len(offsets) and (offsets.min() < 0 or offsets.max() > len(piece))):
+                    raise ValueError(f"token embedder returned {len(vectors)} vectors for {len(offsets)} offsets "
+                                     f"within a {len(piece)}-character text")
+            except Exception as exc:  # KeyboardInterrupt / SystemExit are not Exceptions: they propagate
+                self._fallback(doc, section.start, section.end, meta, chunks, exc)
+                continue
+            keep = [k for k in range(len(offsets)) if offsets[k][1] > offsets[k][0]]
+            n = len(keep)
+            if n == 0:
+                self._fallback(doc, section.start, section.end, meta, chunks, ValueError("no tokens"))
+                continue
+            base = section.start
+            late_meta = dict(meta, embedding_model=name, late_chunking=True)
+            step = self.window_tokens - self.overlap_tokens
+            i = 0
+            prev_start = -1
+            while True:
+                j = min(i + self.window_tokens, n)
+                first, last = keep[i], keep[j - 1]
+                s = base + int(offsets[first][0])
+                e = base + int(offsets[last][1])
+                limit = base + int(offsets[keep[j]][0]) if j < n else section.end
+                e = _extend_end(text, e, limit)
+                s = _extend_start(text, s, base if i == 0 else max(prev_start + 1, base))
+                if i == 0:
+                    while s > section.start and not text[s - 1].isspace():
+                        s -= 1  # unclaimed characters before the first token
+                vec = normalize(np.asarray(vectors)[keep[i:j]].mean(axis=0, keepdims=True))[0].tolist()
+                chunks.append(Chunk(doc.id, len(chunks), s, e, text[s:e], j - i, late_meta, vec))
+                prev_start = s
+                if j == n:
+                    break
+                i += step
+        return chunks

@@ -1,0 +1,303 @@
+"""Semantic chunking: sentences grouped where meaning holds, cut where similarity drops."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from beam_chunking.embeddings.base import normalize
+from beam_chunking.errors import ConfigError
+from beam_chunking.strategies._sentences import sentence_spans
+from beam_chunking.strategies.base import Chunker, require_overlap, require_positive, section_metadata
+from beam_chunking.strategies.recursive import RecursiveChunker
+from beam_chunking.strategies.sentence import SentenceChunker
+from beam_chunking.types import Chunk, ParsedDocument, Section
+
+Span = Tuple[int, int]
+
+
+def resolve_embedder(value: Any, owner: str):
+    """An embedder from ``None``/``"minilm"`` (the packaged default), a mapping of
+    :class:`~beam_chunking.embeddings.onnx.OnnxEmbedder` options, or an embedder object."""
+    if value is None or value == "minilm":
+        from beam_chunking.embeddings.minilm import minilm
+
+        return minilm()
+    if isinstance(value, dict):
+        from beam_chunking.embeddings.onnx import OnnxEmbedder
+
+        return OnnxEmbedder(**value)
+    if hasattr(value, "embed") or hasattr(value, "embed_tokens"):
+        return value
+    raise ConfigError(f"{owner}.embedder must be 'minilm', a mapping of OnnxEmbedder options or an embedder, "
+                      f"got {value!r}", field="embedder")
+
+
+class SentenceVectors:
+    """Each unique sentence of a document embedded once, in batches of ``batch_size``."""
+
+    def __init__(self, embedder, batch_size: int):
+        self.embedder = embedder
+        self.batch_size = batch_size
+        self.index: Dict[str, int] = {}
+        self.vectors: Optional[np.ndarray] = None
+
+    def add(self, texts: Sequence[str]) -> None:
+        for t in texts:
+            self.index.setdefault(t, len(self.index))
+
+    def compute(self) -> None:
+        unique = list(self.index)
+        parts = [self.embedder.embed(unique[k:k + self.batch_size]) for k in range(0, len(unique), self.batch_size)]
+        self.vectors = np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32)
+
+    def of(self, texts: Sequence[str]) -> np.ndarray:
+        return self.vectors[[self.index[t] for t in texts]]
+
+
+def breakpoints(sims: np.ndarray, percentile: Optional[float], threshold: Optional[float]) -> List[int]:
+    """Indices ``i`` where a cut goes between sentence ``i`` and ``i + 1``."""
+    if len(sims) == 0:
+        return []
+    if threshold is not None:
+        return [int(i) for i in np.flatnonzero(sims < threshold)]
+    cut = float(np.quantile(sims, percentile))
+    # Strictly below: identical sentences (zero variance) give no breakpoint at all.
+    return [int(i) for i in np.flatnonzero(sims < cut)]
+
+
+@dataclass(frozen=True)
+class SemanticChunker(Chunker):
+    """Sentences embedded, neighbours compared, cut where similarity drops (seed 000 and 001).
+
+    Each section's sentences are embedded (each unique sentence once per document, in batches
+    of ``batch_size``: at most ``ceil(unique sentences / batch_size)`` embedder calls) and the
+    cosine similarity of neighbours computed. Breakpoints are where it falls below:
+
+    - the ``breakpoint_percentile`` of the section's similarities (default mode). **The
+      percentile is on a 0-1 scale: 0.25 is the 25th percentile** (other libraries use 0-100;
+      a value above 1 is rejected with that hint); or
+    - ``similarity_threshold`` when set (seed 001's variant, e.g. 0.5).
+
+    Sections (headings, pages, slides) are hard boundaries. In percentile mode groups shorter
+    than ``min_chunk_size`` characters merge into their more similar neighbour, and groups over
+    ``max_chunk_size`` are split at sentence boundaries (a longer sentence by characters):
+    ``max_chunk_size`` is a hard ceiling. In threshold mode a group without a similarity
+    drop is cut by tokens: whole sentences up to ``max_tokens`` with ``overlap_tokens``.
+
+    ``document_level=True`` embeds all sections of a document in one call and merges adjacent
+    sections whose similarity reaches ``similarity_threshold`` (0.5 when unset) while they fit
+    ``max_chunk_size``; merged chunks report ``page``/``page_end`` as min/max. Oversized
+    sections go through the sentence path.
+
+    With ``reuse_embeddings`` (default) each chunk of whole sentences gets the normalised mean
+    of its sentence vectors as its embedding, with ``embedding_model`` metadata, so an
+    embedding stage with the same model does not embed it again (seed 001).
+
+    Args:
+        embedder: ``"minilm"`` (default, the ``minilm`` extra), a mapping of ``OnnxEmbedder``
+            options, or any object with ``embed(texts)``.
+        breakpoint_percentile: 0-1. Default 0.25.
+        similarity_threshold: Cosine similarity below which to cut; ``None`` (default) uses
+            the percentile.
+        min_chunk_size: Characters; smaller groups merge. Default 100.
+        max_chunk_size: Characters; hard ceiling in percentile mode. Default 1500.
+        max_tokens: Token ceiling in threshold mode (cl100k). Default 512.
+        overlap_tokens: Overlap of token-based cuts in threshold mode. Default 64.
+        batch_size: Sentences per embedder call. Default 32.
+        document_level: Merge whole sections by similarity first. Default ``False``.
+        reuse_embeddings: Attach sentence-mean embeddings to chunks. Default ``True``.
+    """
+
+    name = "semantic"
+    embedder: Any = "minilm"
+    breakpoint_percentile: float = 0.25
+    similarity_threshold: Optional[float] = None
+    min_chunk_size: int = 100
+    max_chunk_size: int = 1500
+    max_tokens: int = 512
+    overlap_tokens: int = 64
+    batch_size: int = 32
+    document_level: bool = False
+    reuse_embeddings: bool = True
+
+    def __post_init__(self) -> None:
+        owner = "SemanticChunker"
+        p = self.breakpoint_percentile
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+            hint = f" (a 0-1 scale: did you mean {p / 100:g}?)" if isinstance(p, (int, float)) and 1 < p <= 100 else ""
+            raise ConfigError(f"{owner}.breakpoint_percentile={p!r} must be between 0 and 1{hint}",
+                              field="breakpoint_percentile")
+        t = self.similarity_threshold
+        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not -1 <= t <= 1):
+            raise ConfigError(f"{owner}.similarity_threshold={t!r} must be a cosine similarity in [-1, 1]",
+                              field="similarity_threshold")
+        require_positive(owner, "min_chunk_size", self.min_chunk_size, minimum=0)
+        require_positive(owner, "max_chunk_size", self.max_chunk_size)
+        if self.min_chunk_size > self.max_chunk_size:
+            raise ConfigError(f"{owner}.min_chunk_size={self.min_chunk_size} must not exceed "
+                              f"max_chunk_size={self.max_chunk_size}", field="min_chunk_size")
+        require_positive(owner, "max_tokens", self.max_tokens, minimum=4)
+        require_overlap(owner, "max_tokens", self.max_tokens, "overlap_tokens", self.overlap_tokens)
+        require_positive(owner, "batch_size", self.batch_size)
+        object.__setattr__(self, "_model", resolve_embedder(self.embedder, owner))
+
+    @property
+    def model(self):
+        """The embedder object."""
+        return self._model
+
+    def setup(self) -> None:
+        """Load the embedding model (called once per worker)."""
+        if hasattr(self._model, "setup"):
+            self._model.setup()
+
+    # -- grouping ---------------------------------------------------------------------
+    def _size_split(self, text: str, spans: List[Span], a: int, b: int) -> List[List[Span]]:
+        """Sentences ``spans[a:b]`` cut to the ceiling; a long sentence becomes its own pieces."""
+        out: List[List[Span]] = []
+        cur: List[Span] = []
+        for s in spans[a:b]:
+            if s[1] - s[0] > self.max_chunk_size:
+                if cur:
+                    out.append(cur)
+                    cur = []
+                rec = RecursiveChunker(max_chunk_size=self.max_chunk_size, overlap=0)
+                out.extend([[(x, y)] for x, y, _ in rec.section_spans(text, s[0], s[1])])
+                continue
+            if cur and s[1] - cur[0][0] > self.max_chunk_size:
+                out.append(cur)
+                cur = []
+            cur.append(s)
+        if cur:
+            out.append(cur)
+        return out
+
+    def _groups(self, text: str, spans: List[Span], sims: np.ndarray) -> List[List[Span]]:
+        cuts = breakpoints(sims, self.breakpoint_percentile, self.similarity_threshold)
+        bounds = [0] + [c + 1 for c in cuts] + [len(spans)]
+        groups = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+        if self.similarity_threshold is None:
+            groups = self._merge_small(spans, sims, groups)
+            out: List[List[Span]] = []
+            for a, b in groups:
+                out.extend(self._size_split(text, spans, a, b))
+            return out
+        splitter = SentenceChunker(max_tokens=self.max_tokens, overlap_tokens=self.overlap_tokens)
+        out = []
+        for a, b in groups:
+            pieces = splitter.section_spans(text, spans[a][0], spans[b - 1][1])
+            if len(pieces) == 1:
+                out.append(spans[a:b])
+            else:  # no similarity drop in a long run: cut by tokens (seed 001)
+                out.extend([[(s, e)] for s, e, _ in pieces])
+        return out
+
+    def _merge_small(self, spans: List[Span], sims: np.ndarray, groups: List[Span]) -> List[Span]:
+        def size(g: Span) -> int:
+            return spans[g[1] - 1][1] - spans[g[0]][0]
+
+        changed = True
+        while changed and len(groups) > 1:
+            changed = False
+            for k, g in enumerate(groups):
+                if size(g) >= self.min_chunk_size:
+                    continue
+                options = []
+                if k > 0:
+                    options.append((float(sims[g[0] - 1]), k - 1))
+                if k + 1 < len(groups):
+                    options.append((float(sims[g[1] - 1]), k + 1))
+                for _, j in sorted(options, reverse=True):
+                    lo, hi = min(k, j), max(k, j)
+                    merged = (groups[lo][0], groups[hi][1])
+                    if size(merged) <= self.max_chunk_size:
+                        groups[lo:hi + 1] = [merged]
+                        changed = True
+                        break
+                if changed:
+                    break
+        return groups
+
+    # -- documents --------------------------------------------------------------------
+    def _sentences(self, text: str, section: Section) -> List[Span]:
+        return sentence_spans(text, section.start, section.end)
+
+    def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
+        """Chunk ``doc`` (see the class docstring)."""
+        text = doc.text
+        if self.document_level:
+            return self._document_level(doc)
+        per_section = [(section, self._sentences(text, section)) for section in doc.sections]
+        vectors = SentenceVectors(self._model, self.batch_size)
+        for _, spans in per_section:
+            vectors.add([text[s:e] for s, e in spans])
+        vectors.compute()
+        chunks: List[Chunk] = []
+        for section, spans in per_section:
+            self._emit(doc, section_metadata(doc, section), spans, vectors, chunks)
+        return chunks
+
+    def _emit(self, doc: ParsedDocument, meta: Dict[str, Any], spans: List[Span], vectors: SentenceVectors,
+              chunks: List[Chunk]) -> None:
+        if not spans:
+            return
+        text = doc.text
+        vecs = vectors.of([text[s:e] for s, e in spans])
+        sims = np.einsum("ij,ij->i", vecs[:-1], vecs[1:]) if len(spans) > 1 else np.zeros(0)
+        whole = {s: k for k, s in enumerate(spans)}
+        for group in self._groups(text, spans, sims):
+            s, e = group[0][0], group[-1][1]
+            embedding = None
+            extra = meta
+            if self.reuse_embeddings and all(g in whole for g in group):
+                idx = [whole[g] for g in group]
+                embedding = normalize(vecs[idx].mean(axis=0, keepdims=True))[0].tolist()
+                extra = dict(meta, embedding_model=getattr(self._model, "name", type(self._model).__name__))
+            chunks.append(Chunk(doc.id, len(chunks), s, e, text[s:e], None, extra, embedding))
+
+    def _document_level(self, doc: ParsedDocument) -> List[Chunk]:
+        text = doc.text
+        sections = [s for s in doc.sections if text[s.start:s.end].strip()]
+        if not sections:
+            return []
+        section_vecs = self._model.embed([text[s.start:s.end] for s in sections])  # one call per document
+        threshold = 0.5 if self.similarity_threshold is None else self.similarity_threshold
+        runs: List[List[int]] = [[0]]
+        for k in range(1, len(sections)):
+            run = runs[-1]
+            similar = float(section_vecs[k - 1] @ section_vecs[k]) >= threshold
+            fits = sections[k].end - sections[run[0]].start <= self.max_chunk_size
+            if similar and fits:
+                run.append(k)
+            else:
+                runs.append([k])
+        chunks: List[Chunk] = []
+        vectors: Optional[SentenceVectors] = None
+        for run in runs:
+            first, last = sections[run[0]], sections[run[-1]]
+            meta = section_metadata(doc, first)
+            if last.end - first.start <= self.max_chunk_size:
+                pages = [sections[k].page for k in run if sections[k].page is not None]
+                if pages:
+                    meta["page"], meta["page_end"] = min(pages), max(pages)
+                s, e = first.start, last.end
+                while text[s].isspace():
+                    s += 1
+                while text[e - 1].isspace():
+                    e -= 1
+                vec = normalize(section_vecs[run].mean(axis=0, keepdims=True))[0].tolist()
+                meta = dict(meta, embedding_model=getattr(self._model, "name", type(self._model).__name__))
+                chunks.append(Chunk(doc.id, len(chunks), s, e, text[s:e], None, meta,
+                                    vec if self.reuse_embeddings else None))
+                continue
+            if vectors is None:  # oversized sections: the sentence path, sentences embedded once
+                vectors = SentenceVectors(self._model, self.batch_size)
+                for r in runs:
+                    big = sections[r[0]]
+                    if len(r) == 1 and big.end - big.start > self.max_chunk_size:
+                        vectors.add([text[a:b] for a, b in self._sentences(text, big)])
+                vectors.compute()
+            self._emit(doc, meta, self._sentences(text, first), vectors, chunks)
+        return chunks

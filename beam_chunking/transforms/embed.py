@@ -1,0 +1,127 @@
+"""EmbedChunks: fill the ``embedding`` column, batching chunks across documents."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, List
+
+import apache_beam as beam
+import numpy as np
+from apache_beam.transforms.window import GlobalWindows
+from apache_beam.utils.shared import Shared
+
+from beam_chunking.errors import ChunkingError, ConfigError
+from beam_chunking.transforms._common import NAMESPACE
+from beam_chunking.transforms.records import ChunkedDocument, Failure, failure_from
+
+
+class _Handle:
+    """What the process-wide ``Shared`` holds: the embedder with its model loaded."""
+
+    def __init__(self, embedder):
+        embedder.setup() if hasattr(embedder, "setup") else None
+        self.embedder = embedder
+        self.dimension = int(embedder.dimension)
+
+
+class _EmbedFn(beam.DoFn):
+    def __init__(self, embedder: Any, batch_size: int, shared: Shared):
+        self.embedder = embedder
+        self.batch_size = batch_size
+        self.shared = shared
+        self.embedded = beam.metrics.Metrics.counter(NAMESPACE, "chunks_embedded")
+        self.reused = beam.metrics.Metrics.counter(NAMESPACE, "chunks_embedding_reused")
+
+    def setup(self):
+        # One model per worker process, shared by every thread's DoFn instance.
+        self.handle = self.shared.acquire(lambda: _Handle(self.embedder))
+
+    def start_bundle(self):
+        self.pending: List[ChunkedDocument] = []
+        self.todo = 0
+
+    def process(self, element):
+        if isinstance(element, Failure):
+            yield element
+            return
+        self.pending.append(element)
+        self.todo += sum(1 for c in element.chunks if c.embedding is None)
+        if self.todo >= self.batch_size:
+            yield from self._flush()
+
+    def finish_bundle(self):
+        for out in self._flush():
+            yield GlobalWindows.windowed_value(out)
+
+    def _needs(self, chunk) -> bool:
+        if chunk.embedding is None:
+            return True
+        made_by = chunk.metadata.get("embedding_model")
+        return made_by is not None and made_by != self.handle.embedder.name
+
+    def _flush(self):
+        docs, self.pending, self.todo = self.pending, [], 0
+        if not docs:
+            return
+        dim, name = self.handle.dimension, getattr(self.handle.embedder, "name", "model")
+        ready, failed = [], []
+        for doc in docs:
+            bad = [c for c in doc.chunks if c.embedding is not None and not self._needs(c) and len(c.embedding) != dim]
+            if bad:
+                error = ChunkingError(f"chunk {bad[0].id} carries a precomputed {len(bad[0].embedding)}-dimensional "
+                                      f"embedding but the embedding model {name!r} has {dim} dimensions",
+                                      document_id=doc.document_id, uri=doc.uri)
+                failed.append(failure_from(doc, error, "embed"))
+            else:
+                ready.append(doc)
+        texts = [c.text for d in ready for c in d.chunks if self._needs(c)]
+        try:
+            parts = [self.handle.embedder.embed(texts[k:k + self.batch_size]) for k in range(0, len(texts), self.batch_size)]
+            vectors = np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32)
+        except Exception as exc:  # the model failed on this batch: its documents fail, the job goes on
+            failed.extend(failure_from(d, exc, "embed") for d in ready)
+            ready = []
+        k = 0
+        for doc in ready:
+            chunks = []
+            for c in doc.chunks:
+                meta = dict(c.metadata, embedding_model=name, embedding_dim=dim)
+                if self._needs(c):
+                    chunks.append(dataclasses.replace(c, embedding=vectors[k].tolist(), metadata=meta))
+                    k += 1
+                    self.embedded.inc()
+                else:
+                    chunks.append(dataclasses.replace(c, metadata=meta))
+                    self.reused.inc()
+            yield dataclasses.replace(doc, chunks=tuple(chunks))
+        yield from failed
+
+
+class EmbedChunks(beam.PTransform):
+    """Embed every chunk that has no vector yet, batching chunks across documents.
+
+    The model loads once per worker process (Beam's ``Shared``). Chunks that already carry
+    an embedding from the same model (late chunking, semantic chunking's sentence vectors)
+    are kept, not embedded again; a precomputed vector whose dimension differs from the
+    model's fails its document with a clear error (stage ``embed``), not the job. Chunks get
+    ``embedding_model`` and ``embedding_dim`` metadata.
+
+    Args:
+        embedder: An embedder (``OnnxEmbedder``, ``minilm()``) or ``"minilm"``.
+        batch_size: Chunks per model call. Default 64.
+    """
+
+    def __init__(self, embedder: Any = "minilm", batch_size: int = 64):
+        super().__init__()
+        from beam_chunking.strategies.semantic import resolve_embedder
+
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(f"EmbedChunks.batch_size must be an integer >= 1, got {batch_size!r}", field="batch_size")
+        self.embedder = resolve_embedder(embedder, "EmbedChunks")
+        self.batch_size = batch_size
+        self._shared = Shared()
+
+    def expand(self, pcoll):
+        return pcoll | "EmbedChunk" >> beam.ParDo(_EmbedFn(self.embedder, self.batch_size, self._shared))
+
+    def display_data(self):
+        return {"embedder": getattr(self.embedder, "name", type(self.embedder).__name__), "batch_size": self.batch_size}

@@ -1,0 +1,58 @@
+"""EmbedChunks on a real tiny ONNX model inside a Beam pipeline."""
+from __future__ import annotations
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from beam_chunking.errors import ConfigError
+from beam_chunking.strategies import get
+from beam_chunking.transforms import ChunkedDocument, EmbedChunks, Failure
+from beam_chunking.types import Chunk
+from tests.embeddings.fixtures import DIM, tiny_embedder
+
+
+def chunked(doc_id, texts, embedding=None, model=None):
+    chunks = tuple(Chunk(doc_id, k, 0, len(t), t, None, {"embedding_model": model} if model else {}, embedding)
+                   for k, t in enumerate(texts))
+    return ChunkedDocument(doc_id, f"{doc_id}.txt", "text/plain", 1, "", 1, chunks, "recursive", "f")
+
+
+def summary(element):
+    if isinstance(element, Failure):
+        return (element.document_id, "failed", element.error_message.split(": ", 1)[-1][:40])
+    return (element.document_id, "ok", tuple((len(c.embedding), c.metadata["embedding_model"]) for c in element.chunks))
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory):
+    return tiny_embedder(tmp_path_factory.mktemp("tiny"))
+
+
+def test_batches_across_documents_reuses_and_fails_bad_dimensions(embedder):
+    docs = [chunked("a", ["the cat", "the dog"]), chunked("b", ["the stock"] * 5),
+            chunked("c", ["late chunk"], embedding=[0.5] * DIM, model="tiny"),
+            chunked("d", ["bad"], embedding=[0.1] * 3, model="tiny"),
+            Failure("e", "e.txt", "parse", "ParseError", "broken")]
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = p | beam.Create(docs) | EmbedChunks(embedder, batch_size=3) | beam.Map(summary)
+        assert_that(out, equal_to([
+            ("a", "ok", ((DIM, "tiny"), (DIM, "tiny"))), ("b", "ok", ((DIM, "tiny"),) * 5),
+            ("c", "ok", ((DIM, "tiny"),)),
+            ("d", "failed", "chunk d:0000000000 carries a precomputed"),
+            ("e", "failed", "broken"),
+        ]))
+
+
+def test_reused_vectors_are_kept_and_others_from_the_model(embedder):
+    doc = chunked("c", ["the cat", "the dog"], embedding=[1.0] + [0.0] * (DIM - 1), model="tiny")
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = p | beam.Create([doc]) | EmbedChunks(embedder) | beam.Map(lambda d: [c.embedding[0] for c in d.chunks])
+        assert_that(out, equal_to([[1.0, 1.0]]))
+
+
+def test_validation():
+    with pytest.raises(ConfigError, match="batch_size"):
+        EmbedChunks("minilm", batch_size=0)
+    assert get("recursive")  # the registry is untouched by the embedding stage
