@@ -9,8 +9,7 @@ import numpy as np
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies._sentences import sentence_spans
 from beam_chunking.strategies.base import Chunker, Drops, require_positive
-from beam_chunking.strategies.recursive import RecursiveChunker
-from beam_chunking.strategies.semantic import resolve_embedder
+from beam_chunking.strategies.semantic import pack_sentences, resolve_embedder
 from beam_chunking.types import Chunk, ParsedDocument
 
 
@@ -52,13 +51,7 @@ class SemanticRefiner:
     def _cuts(self, text: str, spans: List[Tuple[int, int]]) -> List[List[Tuple[int, int]]]:
         size = self.max_chunk_size
         if self._model is None or len(spans) < 2:
-            groups, cur = [], []
-            for s in spans:
-                if cur and s[1] - cur[0][0] > size:
-                    groups.append(cur)
-                    cur = []
-                cur.append(s)
-            return groups + ([cur] if cur else [])
+            return pack_sentences(text, spans, size)
         texts = [text[a:b] for a, b in spans]
         vecs = np.concatenate([self._model.embed(texts[k:k + self.batch_size])
                                for k in range(0, len(texts), self.batch_size)])
@@ -91,7 +84,7 @@ class SemanticRefiner:
             for group in self._cuts(text, sentence_spans(text, chunk.start, chunk.end)):
                 s, e = group[0][0], group[-1][1]
                 pieces = [(s, e)] if e - s <= self.max_chunk_size else [
-                    (a, b) for a, b, _ in RecursiveChunker(self.max_chunk_size, 0).section_spans(text, s, e)]
+                    (p[0][0], p[-1][1]) for p in pack_sentences(text, group, self.max_chunk_size)]
                 for a, b in pieces:
                     out.append(Chunk(chunk.document_id, len(out), a, b, text[a:b], None, meta))
         return out

@@ -56,6 +56,28 @@ class SentenceVectors:
         return self.vectors[[self.index[t] for t in texts]]
 
 
+def pack_sentences(text: str, spans: Sequence[Span], size: int) -> List[List[Span]]:
+    """Sentences packed greedily into groups of at most ``size`` characters; a longer
+    sentence is cut on its own by the recursive splitter (a group of one piece each)."""
+    out: List[List[Span]] = []
+    cur: List[Span] = []
+    for s in spans:
+        if s[1] - s[0] > size:
+            if cur:
+                out.append(cur)
+                cur = []
+            pieces = RecursiveChunker(max_chunk_size=size, overlap=0).section_spans(text, s[0], s[1])
+            out.extend([[(x, y)] for x, y, _ in pieces])
+            continue
+        if cur and s[1] - cur[0][0] > size:
+            out.append(cur)
+            cur = []
+        cur.append(s)
+    if cur:
+        out.append(cur)
+    return out
+
+
 def breakpoints(sims: np.ndarray, percentile: Optional[float], threshold: Optional[float]) -> List[int]:
     """Indices ``i`` where a cut goes between sentence ``i`` and ``i + 1``."""
     if len(sims) == 0:
@@ -154,26 +176,6 @@ class SemanticChunker(Chunker):
             self._model.setup()
 
     # -- grouping ---------------------------------------------------------------------
-    def _size_split(self, text: str, spans: List[Span], a: int, b: int) -> List[List[Span]]:
-        """Sentences ``spans[a:b]`` cut to the ceiling; a long sentence becomes its own pieces."""
-        out: List[List[Span]] = []
-        cur: List[Span] = []
-        for s in spans[a:b]:
-            if s[1] - s[0] > self.max_chunk_size:
-                if cur:
-                    out.append(cur)
-                    cur = []
-                rec = RecursiveChunker(max_chunk_size=self.max_chunk_size, overlap=0)
-                out.extend([[(x, y)] for x, y, _ in rec.section_spans(text, s[0], s[1])])
-                continue
-            if cur and s[1] - cur[0][0] > self.max_chunk_size:
-                out.append(cur)
-                cur = []
-            cur.append(s)
-        if cur:
-            out.append(cur)
-        return out
-
     def _groups(self, text: str, spans: List[Span], sims: np.ndarray) -> List[List[Span]]:
         cuts = breakpoints(sims, self.breakpoint_percentile, self.similarity_threshold)
         bounds = [0] + [c + 1 for c in cuts] + [len(spans)]
@@ -182,7 +184,7 @@ class SemanticChunker(Chunker):
             groups = self._merge_small(spans, sims, groups)
             out: List[List[Span]] = []
             for a, b in groups:
-                out.extend(self._size_split(text, spans, a, b))
+                out.extend(pack_sentences(text, spans[a:b], self.max_chunk_size))
             return out
         splitter = SentenceChunker(max_tokens=self.max_tokens, overlap_tokens=self.overlap_tokens)
         out = []

@@ -16,8 +16,6 @@ from beam_chunking.types import Chunk, ParsedDocument
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)")
-_OPEN = str.maketrans("", "", "".join(c for c in map(chr, range(128)) if c not in "{[("))
-_CLOSE = str.maketrans("", "", "".join(c for c in map(chr, range(128)) if c not in "}])"))
 
 # Line-start scores, strongest first (see beam_chunking.strategies._levels).
 HARD, FENCE, TOP, DEDENT, BLANK, LINE = 0, 1, 2, 3, 4, 5
@@ -72,7 +70,8 @@ def structure_scores(text: str, lines: List[int]) -> Tuple[List[int], List[Tuple
         elif prev_blank:
             scores[k] = BLANK
         prev_depth = depth
-        depth = max(0, depth + len(line.translate(_OPEN)) - len(line.translate(_CLOSE)))
+        opened = line.count("{") + line.count("[") + line.count("(")
+        depth = max(0, depth + opened - line.count("}") - line.count("]") - line.count(")"))
         prev_indent = indent
         prev_blank = False
     if fence is not None:  # an unclosed fence runs to the end

@@ -72,6 +72,8 @@ def test_indentation_and_brace_depth_boundaries():
     config = "a {\n  b = 1\n  c = 2\n}\n\nd {\n  e = 3\n}\n"
     chunks = StructuralChunker(max_tokens=16).chunk(config)  # 24 tokens in all, blocks of 15 and 9
     assert [c.text for c in chunks] == ["a {\n  b = 1\n  c = 2\n}", "d {\n  e = 3\n}"]
+    unicode = 'a {\n  b = "ünïcödé ✓"\n  c = 2\n}\n\nd {\n  e = 3\n}\n'  # non-ASCII never counts as a brace
+    assert [c.text for c in StructuralChunker(max_tokens=22).chunk(unicode)] == [unicode.split("\n\n")[0], "d {\n  e = 3\n}"]
     # a heading inside a fence is code, not a boundary
     fenced = "```bash\n# not a heading\necho hi\n```"
     assert [c.text for c in StructuralChunker(max_tokens=50).chunk(fenced)] == [fenced]
