@@ -111,6 +111,11 @@ class Refined(Chunker):
         """The base strategy's name (the refinement shows in the fingerprint)."""
         return self.base.name
 
+    def resolve(self, doc: ParsedDocument) -> "Refined":
+        """This refinement around the strategy that chunks ``doc`` (a router's route)."""
+        base = self.base.resolve(doc)
+        return self if base is self.base else Refined(base, self.refiner)
+
     def setup(self) -> None:
         """Set up the strategy and the refiner."""
         for part in (self.base, self.refiner):

@@ -67,6 +67,10 @@ class Chunker:
     def setup(self) -> None:
         """Load models or other resources; a pipeline calls it once per worker process."""
 
+    def resolve(self, doc: ParsedDocument) -> "Chunker":
+        """The strategy that actually chunks ``doc`` (a router's route; itself by default)."""
+        return self
+
     def chunk(self, text: str) -> List[Chunk]:
         """Chunk bare text as one section of a document with id ``""``."""
         return self.chunk_document(text_document(text))

@@ -61,6 +61,10 @@ class Router(Chunker):
         """Chunk ``doc`` with the strategy routed for its content type."""
         return self.select(doc).chunk_document(doc)
 
+    def resolve(self, doc: ParsedDocument) -> Chunker:
+        """The routed strategy for ``doc`` (see :meth:`select`)."""
+        return self.select(doc).resolve(doc)
+
     def setup(self) -> None:
         """Set up every routed strategy (models load once per worker)."""
         for strategy in self.strategies().values():

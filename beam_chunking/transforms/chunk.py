@@ -10,7 +10,6 @@ import apache_beam as beam
 from beam_chunking.errors import ConfigError
 from beam_chunking.sizing import get_sizer
 from beam_chunking.strategies.base import Chunker
-from beam_chunking.strategies.router import Router
 from beam_chunking.transforms._common import NAMESPACE, StageFn
 from beam_chunking.transforms.records import ChunkedDocument
 from beam_chunking.types import Chunk
@@ -46,7 +45,7 @@ class _ChunkFn(StageFn):
                 for c in chunks]
 
     def handle(self, doc):
-        strategy = self.strategy.select(doc) if isinstance(self.strategy, Router) else self.strategy
+        strategy = self.strategy.resolve(doc)
         chunks, dropped = strategy.chunk_with_drops(doc)
         if self._sizer is not None and any(c.token_count is None for c in chunks):
             chunks = self._with_counts(doc.text, chunks)

@@ -33,7 +33,7 @@ def test_late_semantic_and_embed_stage(tmp_path):
     spec.write_text(SPEC.format(src=src, out=out))
     assert main(["run", "--config", str(spec)]) == 0
     docs = pq.read_table(out / "documents").to_pylist()
-    assert sorted(d["status"] for d in docs) == ["ok", "ok", "ok"]
+    assert sorted((d["status"], d["strategy"]) for d in docs) == [("ok", "hierarchical"), ("ok", "late"), ("ok", "semantic")]
     rows = pq.read_table(out / "chunks").to_pylist()
     by = {}
     for r in rows:
