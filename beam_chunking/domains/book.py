@@ -8,17 +8,12 @@ from typing import Any, Dict, Optional, Tuple
 from beam_chunking.strategies._headings import DEFAULT_PATTERNS, Pattern
 from beam_chunking.strategies.hierarchical import Group, HierarchicalChunker
 
-# A table-of-contents entry ends with a page number ("Chapter 1 Start ..... 3"): not a heading.
-_NOT_TOC_ENTRY = r"(?!.*\S(?:\s*\.{2,}\s*|\s+)\d+\s*$)"
-
 #: Front and back matter names, chapters and parts (not their table-of-contents entries),
 #: Markdown and numbered headings.
 BOOK_PATTERNS: Tuple[Pattern, ...] = (
     (r"^(?P<title>(?:Table of )?Contents|CONTENTS|TABLE OF CONTENTS|Index|INDEX|Foreword|FOREWORD|Preface|PREFACE|"
      r"Prologue|Epilogue|Introduction|Acknowledge?ments|Afterword|Glossary|Bibliography|Appendix(?: [A-Z\d]+)?)$", 1),
-    (rf"^(?P<title>(?:CHAPTER|Chapter|PART|Part)\s+(?:\d+|[IVXLC]+)\b{_NOT_TOC_ENTRY}.*)$", 1),
-    DEFAULT_PATTERNS[0],
-    (rf"^(?P<num>\d{{1,3}}(?:\.\d{{1,3}}){{0,5}})\.?\s+{_NOT_TOC_ENTRY}(?P<title>[A-Z][^.!?]{{0,100}})$", 0),
+    *DEFAULT_PATTERNS,
 )
 _NUMBERING = re.compile(r"^(?:(?i:chapter|part)\s+)?(?:\d+(?:\.\d+)*|[IVXLC]+)(?:[.:\u2013\u2014-]\s*|\s+)")
 _TOC = re.compile(r"^(?:table of )?contents$", re.I)

@@ -34,6 +34,8 @@ from beam_chunking.types import Document, ParsedDocument
 
 # PDFium is not thread-safe and Beam workers run several threads per process.
 _PDFIUM_LOCK = threading.Lock()
+# A line above a bookmarked title that labels it ("Chapter 1", "Part II", "3.2") starts with it.
+_LABEL_LINE = re.compile(r"^(?:(?:chapter|part|appendix|section)\s+[\w.]+|[\dIVXLC.]+)$", re.I)
 _VARIABLE = re.compile(r"\d+|\b[ivxlcdm]+\b", re.I)
 #: Outline depth read (deeper bookmarks are ignored).
 MAX_OUTLINE_DEPTH = 16
@@ -160,6 +162,10 @@ def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DE
             found = text.find(mark_title, pos)
             # Start at the line holding the title, so "1.1.4 Title" keeps its number.
             at = pos if found < 0 else max(pos, text.rfind("\n", 0, found) + 1)
+            if found >= 0 and at > pos:
+                above = text.rfind("\n", 0, at - 1) + 1
+                if above >= pos and _LABEL_LINE.match(text[above:at - 1].strip()):
+                    at = above
             state = [at, tuple(t for _, t in stack), mark_level]
             if at == segments[-1][0]:
                 segments[-1] = state

@@ -25,11 +25,15 @@ TITLE_CHARS = 80
 
 Pattern = Tuple[str, int]
 
-#: Markdown ATX headings, numbered headings ("2.1 Setup") and "Chapter/Part N" lines.
+#: Excludes table-of-contents entries, which end with a page number ("2.1 Setup ..... 37").
+NOT_TOC_ENTRY = r"(?!.*\S(?:\s*\.{2,}\s*|\s+)\d+\s*$)"
+
+#: Markdown ATX headings, numbered headings ("2.1 Setup") and "Chapter/Part N" lines (not
+#: their table-of-contents entries).
 DEFAULT_PATTERNS: Tuple[Pattern, ...] = (
     (r"^(?P<hashes>#{1,6})\s+(?P<title>.+?)(?:\s+#+)?$", 0),
-    (r"^(?P<num>\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+(?P<title>[A-Z][^.!?]{0,100})$", 0),
-    (r"^(?P<title>(?:CHAPTER|Chapter|PART|Part)\s+(?:\d+|[IVXLC]+)\b.*)$", 1),
+    (rf"^(?P<num>\d{{1,3}}(?:\.\d{{1,3}}){{0,5}})\.?\s+{NOT_TOC_ENTRY}(?P<title>[A-Z][^.!?]{{0,100}})$", 0),
+    (rf"^(?P<title>(?:CHAPTER|Chapter|PART|Part)\s+(?:\d+|[IVXLC]+)\b{NOT_TOC_ENTRY}.*)$", 1),
 )
 
 

@@ -88,10 +88,17 @@ class HierarchicalChunker(Chunker):
 
     # -- units and groups -------------------------------------------------------------
     def units(self, doc: ParsedDocument) -> List[Unit]:
-        """Split the document's sections at detected headings into :class:`Unit` s."""
+        """Split the document's sections at detected headings into :class:`Unit` s.
+
+        Detected headings nest under the parser's path of their section. In unstructured
+        sections they also carry over to the following unstructured sections (a PDF page
+        without an outline entry continues the heading found on an earlier page), and a
+        section's flagged running header line is skipped before looking for a heading.
+        """
         compiled = self._compiled
         text = doc.text
         out: List[Unit] = []
+        carried: List[Tuple[int, str]] = []  # detected headings in force across unstructured sections
         for section in doc.sections:
             path = tuple(section.heading_path)
             # A section begins at its heading when the title is on its first line (a PDF
@@ -100,26 +107,35 @@ class HierarchicalChunker(Chunker):
             starts = bool(path) and path[-1] in first_line
             structured = bool(path) or section.level > 0
             detect = self.heading_detection == "always" or (self.heading_detection == "unstructured" and not structured)
-            heads = find_headings(text, section.start, section.end, compiled, self.max_heading_chars) if detect else []
+            stack: List[Tuple[int, str]] = [] if structured else list(carried)
+            base = path + tuple(t for _, t in stack)
+            heads = []
+            header = str(section.metadata.get("page_header") or "")
+            if detect:
+                begin = section.start
+                if header and text[section.start:section.end].lstrip().startswith(header):
+                    nl = text.find("\n", section.start, section.end)
+                    begin = section.end if nl < 0 else nl + 1
+                heads = find_headings(text, begin, section.end, compiled, self.max_heading_chars)
             if not heads:
-                out.append(Unit(section.start, section.end, path, section.page, starts))
+                out.append(Unit(section.start, section.end, base, section.page, starts))
+                carried = [] if structured else stack
                 continue
-            # Detected headings nest under the parser's path; levels are relative to it.
-            stack: List[Tuple[int, str]] = []
-            cuts = [(section.start, path, starts, "")]
+            cuts = [(section.start, base, starts, "")]
             for h in heads:
                 while stack and stack[-1][0] >= h.level:
                     stack.pop()
                 stack.append((h.level, h.title))
                 here = path + tuple(t for _, t in stack)
-                if h.start == cuts[-1][0]:
-                    cuts[-1] = (h.start, here, True, h.label)
+                if text[section.start:h.start].strip() in ("", header) or h.start == cuts[-1][0]:
+                    cuts[-1] = (cuts[-1][0], here, True, h.label)
                 else:
                     cuts.append((h.start, here, True, h.label))
             for k, (start, here, begins, label) in enumerate(cuts):
                 end = cuts[k + 1][0] if k + 1 < len(cuts) else section.end
                 if text[start:end].strip():
                     out.append(Unit(start, end, here, section.page, begins, label))
+            carried = [] if structured else stack
         return out
 
     def groups(self, doc: ParsedDocument) -> List[Group]:
