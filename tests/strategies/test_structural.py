@@ -98,3 +98,23 @@ def test_validation_pickle_and_long_line():
 @given(adversarial_text, st.sampled_from([8, 32, 128]))
 def test_bounded_exact_and_lossless(text, budget):
     check_properties(StructuralChunker(max_tokens=budget), text, budget, measure=tokens)
+
+
+def test_real_html_chapter_stays_bounded():
+    from beam_chunking.parsers import parse
+    from tests.parsers.fixtures import document, realdocs_dir
+
+    root = realdocs_dir()
+    if root is None:
+        pytest.skip("../shared/realdocs/debian-reference is absent (not part of a user checkout)")
+    doc = parse(document("ch02.en.html", (root / "ch02.en.html").read_bytes()))
+    chunks = StructuralChunker(max_tokens=256).chunk_document(doc)
+    assert all(c.token_count == tokens(c.text) <= 256 for c in chunks)
+    plain = [c for c in chunks if not c.metadata.get("table_header_repeated")]
+    assert all(c.text == doc.text[c.start:c.end] for c in plain)
+    repeated = [c for c in chunks if c.metadata.get("table_header_repeated")]
+    assert repeated and all(c.text.endswith(doc.text[c.start:c.end]) for c in repeated)
+    covered = bytearray(len(doc.text))
+    for c in chunks:
+        covered[c.start:c.end] = b"\x01" * (c.end - c.start)
+    assert all(covered[k] or doc.text[k].isspace() for k in range(len(doc.text)))
