@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Optional, Tuple
 
 from beam_chunking.strategies._headings import DEFAULT_PATTERNS, Pattern
 from beam_chunking.strategies.hierarchical import Group, HierarchicalChunker
@@ -42,6 +42,8 @@ class AcademicChunker(HierarchicalChunker):
     """
 
     name = "academic"
+    template = "academic"
+    top_key = "section"
     max_depth: int = 2
     heading_patterns: Tuple[Pattern, ...] = ACADEMIC_PATTERNS
     include_abstract: bool = True
@@ -57,11 +59,3 @@ class AcademicChunker(HierarchicalChunker):
         if not self.include_references and _REFERENCES.match(top):
             return "references"
         return None
-
-    def group_metadata(self, group: Group) -> Dict[str, Any]:
-        """Subtree metadata plus ``template`` and ``section``."""
-        meta = super().group_metadata(group)
-        meta["template"] = "academic"
-        if group.path:
-            meta["section"] = group.path[0]
-        return meta

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Optional, Tuple
 
 from beam_chunking.strategies._headings import DEFAULT_PATTERNS, Pattern
 from beam_chunking.strategies.hierarchical import Group, HierarchicalChunker
@@ -44,6 +44,8 @@ class BookChunker(HierarchicalChunker):
     """
 
     name = "book"
+    template = "book"
+    top_key = "chapter"
     max_depth: int = 2
     heading_patterns: Tuple[Pattern, ...] = BOOK_PATTERNS
     drop_toc: bool = True
@@ -62,11 +64,3 @@ class BookChunker(HierarchicalChunker):
         if not self.keep_foreword and _FOREWORD.match(top):
             return "foreword"
         return None
-
-    def group_metadata(self, group: Group) -> Dict[str, Any]:
-        """Subtree metadata plus ``template`` and ``chapter``."""
-        meta = super().group_metadata(group)
-        meta["template"] = "book"
-        if group.path:
-            meta["chapter"] = group.path[0]
-        return meta

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from beam_chunking.strategies.base import Chunker, Drops
-from beam_chunking.strategies.hierarchical import Group, Unit, build_chunks
+from beam_chunking.strategies.hierarchical import Group, Unit, build_chunks, subtree_metadata
 from beam_chunking.types import Chunk, ParsedDocument
 
 
@@ -51,14 +51,7 @@ class EmailChunker(Chunker):
 
     @staticmethod
     def _metadata(group: Group) -> Dict[str, Any]:
-        meta: Dict[str, Any] = {"template": "email", "part": group.label}
-        if group.path:
-            meta["heading"] = group.path[0]
-            meta["section_path"] = list(group.path)
-        pages = [u.page for u in group.units if u.page is not None]
-        if pages:
-            meta["page"], meta["page_end"] = min(pages), max(pages)
-        return meta
+        return dict(subtree_metadata(group), template="email", part=group.label)
 
     def chunk_with_drops(self, doc: ParsedDocument) -> Tuple[List[Chunk], Drops]:
         """Return one chunk per kept part and the parts left out."""

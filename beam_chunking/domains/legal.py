@@ -38,6 +38,7 @@ class LegalChunker(HierarchicalChunker):
     """
 
     name = "legal"
+    template = "legal"
     max_depth: int = 3
     heading_patterns: Tuple[Pattern, ...] = LEGAL_PATTERNS
     heading_detection: str = "always"
@@ -46,7 +47,6 @@ class LegalChunker(HierarchicalChunker):
     def group_metadata(self, group: Group) -> Dict[str, Any]:
         """Subtree metadata plus ``template`` and ``clause``."""
         meta = super().group_metadata(group)
-        meta["template"] = "legal"
         clause = group.label
         if not clause and group.path:
             m = _LEADING_NUMBER.match(group.path[-1])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -263,7 +263,3 @@ class OnnxEmbedder:
                 own_e = e if k == len(wins) - 1 else (wins[k + 1][0] + e) // 2
                 vectors[own_s:own_e] = out[row, lo + own_s - s: lo + own_e - s]
         return vectors, offsets
-
-    def describe(self) -> Dict[str, Any]:
-        """A short description for logs and metadata."""
-        return {"name": self.name, "model_path": self.model_path, "max_tokens": self.max_tokens}

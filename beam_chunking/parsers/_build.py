@@ -40,9 +40,6 @@ class TextBuilder:
         self._length = 0
         self._sections: List[Dict[str, Any]] = []
 
-    def __len__(self) -> int:
-        return len(self._sections)
-
     def _append(self, text: str) -> int:
         if self._length:
             self._parts.append(self.separator)
@@ -131,57 +128,47 @@ class HeadingSections:
         self.stack: List[tuple] = []
         self.path: Tuple[str, ...] = ()
         self.level = 0
-        self.open_paths: Optional[List[List[str]]] = None  # paths of the open text section
-        self.heading_only = False
-        self.common: Optional[List[str]] = None
+        self.open = False  # the last section is text that paragraphs extend
+        self.heading_only = False  # ... and so far holds only its heading
+        self.common: Optional[List[str]] = None  # its blocks' common ancestry (None: no paths)
 
-    def _set_path(self, paths: List[Optional[List[str]]]) -> None:
-        """Set the open section's element path to the common ancestry of ``paths``."""
-        if any(p is None for p in paths):
-            self.common = None
-            return
-        common = paths[0]
-        for p in paths[1:]:
-            common = _common_prefix(common, p)
+    def _set_common(self, common: Optional[List[str]]) -> None:
         self.common = common
-        self.builder.update_last(metadata={"element_path": " > ".join(common)} if common else {})
+        if common is not None:
+            self.builder.update_last(metadata={"element_path": " > ".join(common)} if common else {})
 
     def heading(self, level: int, title: str, path: Optional[List[str]] = None) -> None:
         """Start a section at a heading of ``level`` (1 = outermost)."""
         self.path = heading_path(self.stack, level, title)
         self.level = level
         if self.builder.add(title, level=level, heading_path=self.path):
-            self.open_paths = [path]
-            self.heading_only = True
-            self._set_path(self.open_paths)
+            self.open = self.heading_only = True
+            self._set_common(path)
 
     def paragraph(self, text: str, path: Optional[List[str]] = None) -> None:
         """Add a body block (extends the open section)."""
-        if self.open_paths is not None and self.builder.extend(text):
+        if self.open and self.builder.extend(text):
             if self.heading_only:  # the body's ancestry, not the heading's, names the section
-                self.open_paths = [path]
-                self._set_path(self.open_paths)
+                self._set_common(path)
             elif path is not None and self.common is not None:
-                self.open_paths.append(path)
-                common = _common_prefix(self.common, path)
-                if common != self.common:  # extending paths one at a time keeps this linear
-                    self.common = common
-                    self.builder.update_last(metadata={"element_path": " > ".join(common)} if common else {})
-            self.heading_only = False
+                narrowed = _common_prefix(self.common, path)
+                if narrowed != self.common:
+                    self._set_common(narrowed)
         elif self.builder.add(text, level=self.level, heading_path=self.path):
-            self.open_paths = [path]
-            self.heading_only = False
-            self._set_path(self.open_paths)
+            self.open = True
+            self._set_common(path)
+        else:
+            return
+        self.heading_only = False
 
     def unit(self, text: str, kind: str, path: Optional[List[str]] = None) -> None:
         """A table or code block: its own section (absorbing a heading that has no body yet)."""
         if self.heading_only and self.builder.extend(text):
             self.builder.update_last(kind=kind)
-            self._set_path([path])
+            self._set_common(path)
         elif self.builder.add(text, level=self.level, heading_path=self.path, kind=kind):
-            self._set_path([path])
-        self.open_paths = None
-        self.heading_only = False
+            self._set_common(path)
+        self.open = self.heading_only = False
 
 
 def _common_prefix(a: List[str], b: List[str]) -> List[str]:

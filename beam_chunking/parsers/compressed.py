@@ -15,7 +15,7 @@ from beam_chunking.errors import ParseError
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def is_gzip(uri: str, data: bytes) -> bool:
+def is_gzip(data: bytes) -> bool:
     """Whether ``data`` is gzip (by its magic bytes; the ``.gz`` name alone is not trusted)."""
     return data.startswith(GZIP_MAGIC)
 

@@ -98,10 +98,6 @@ def _remove_chrome(tree) -> None:
             node.decompose()
 
 
-def _cell_text(node) -> str:
-    return " ".join(collapse(node.text(deep=True, separator=" ")).split())
-
-
 def _is_layout_table(node) -> bool:
     # css() matches the node itself too, so a data table finds exactly one table.
     return len(node.css("table")) > 1 or node.css_first("h1, h2, h3, h4, h5, h6") is not None
@@ -117,7 +113,7 @@ def _render_table(node) -> str:
             continue
         if not rows:
             header = all(c.tag == "th" for c in cells) or (tr.parent is not None and tr.parent.tag == "thead")
-        rows.append([_cell_text(c) for c in cells])
+        rows.append([c.text(deep=True, separator=" ") for c in cells])  # markdown_table normalises
     caption = node.css_first("caption")
     title = collapse(caption.text(deep=True, separator=" ")) if caption is not None else ""
     return markdown_table(rows, header=header, caption=title)

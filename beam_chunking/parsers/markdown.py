@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import List, Optional, Tuple
 
+from beam_chunking.parsers._build import heading_path
 from beam_chunking.parsers.decode import decode_text
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument, Section
@@ -95,9 +96,6 @@ def parse_markdown(doc: Document, *, errors: str = "strict", limits: ParseLimits
             sections.append(Section(0, first))
     for k, (start, level, title) in enumerate(heads):
         end = heads[k + 1][0] if k + 1 < len(heads) else len(text)
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, title))
-        path = tuple(t for _, t in stack)
+        path = heading_path(stack, level, title)
         sections.append(Section(start, end, level=level, heading_path=path, kind="text"))
     return ParsedDocument(doc.id, doc.uri, doc.content_type, text, tuple(sections), meta)

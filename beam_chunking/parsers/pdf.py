@@ -27,7 +27,7 @@ from collections import Counter
 from typing import Dict, List, Tuple
 
 from beam_chunking.errors import ParseError
-from beam_chunking.parsers._build import TextBuilder, clean
+from beam_chunking.parsers._build import TextBuilder, clean, heading_path
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument
@@ -156,9 +156,7 @@ def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DE
         segments = [[0, tuple(t for _, t in stack), stack[-1][0] if stack else 0]]
         pos = 0
         for mark_level, mark_title in outline.get(index, ()):
-            while stack and stack[-1][0] >= mark_level:
-                stack.pop()
-            stack.append((mark_level, mark_title))
+            here = heading_path(stack, mark_level, mark_title)
             found = text.find(mark_title, pos)
             # Start at the line holding the title, so "1.1.4 Title" keeps its number.
             at = pos if found < 0 else max(pos, text.rfind("\n", 0, found) + 1)
@@ -166,7 +164,7 @@ def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DE
                 above = text.rfind("\n", 0, at - 1) + 1
                 if above >= pos and _LABEL_LINE.match(text[above:at - 1].strip()):
                     at = above
-            state = [at, tuple(t for _, t in stack), mark_level]
+            state = [at, here, mark_level]
             if at == segments[-1][0]:
                 segments[-1] = state
             else:

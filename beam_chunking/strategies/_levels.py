@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Callable, List, Optional, Sequence, Tuple
 
+from beam_chunking.strategies._text import skip_space, trim_end
+
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 Measure = Callable[[int, int], int]
@@ -35,11 +37,8 @@ def line_starts(text: str, start: int, end: int, newlines: "re.Pattern[str]" = _
 
 
 def _trim(text: str, s: int, e: int) -> Tuple[int, int]:
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    return s, e
+    s = skip_space(text, s, e)
+    return s, trim_end(text, s, e)
 
 
 def split_levels(text: str, lines: Sequence[int], scores: Sequence[int], budget: int, measure: Measure,
@@ -59,11 +58,6 @@ def split_levels(text: str, lines: Sequence[int], scores: Sequence[int], budget:
     """
     out: List[Tuple[int, int, Optional[str]]] = []
     n = len(lines) - 1
-
-    def emit(s: int, e: int) -> None:
-        s, e = _trim(text, s, e)
-        if s < e:
-            out.append((s, e, None))
 
     def piece(lo: int, hi: int, level: int) -> None:
         """Lines ``[lo, hi)``: emit as one chunk if it fits, else split at ``level`` or finer."""

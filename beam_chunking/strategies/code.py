@@ -8,8 +8,8 @@ from beam_chunking.errors import ConfigError
 from beam_chunking.parsers.code import CONTENT_TYPES, LANGUAGES
 from beam_chunking.strategies._code_outline import GRAMMARS, Outline, outline
 from beam_chunking.strategies._levels import split_levels
-from beam_chunking.strategies._text import safe_cut
 from beam_chunking.strategies.base import Chunker, require_overlap, require_positive, section_metadata
+from beam_chunking.strategies.fixed import FixedSizeChunker
 from beam_chunking.types import Chunk, ParsedDocument
 
 PARSERS = ("auto", "tree-sitter", "heuristic")
@@ -27,7 +27,8 @@ class CodeChunker(Chunker):
     indentation are used, as in the seed (there a ``def`` inside a string can mislead; the
     parsers are never misled). Top-level definitions are the strongest boundaries, then
     methods, then statements inside functions, then blank lines, then lines; a single line
-    over the budget is cut at a grapheme boundary.
+    over the budget is cut at its last whitespace before the budget (a grapheme boundary when
+    there is none).
 
     Consecutive pieces are packed greedily, and a piece that fits is never split: a function
     or method of at most ``max_chunk_size - overlap`` characters always lands whole in one
@@ -78,14 +79,8 @@ class CodeChunker(Chunker):
         def measure(s: int, e: int) -> int:
             return e - s
 
-        def fallback(s: int, e: int) -> List[Tuple[int, int]]:
-            out = []
-            while s < e:
-                cut = s + budget if e - s > budget else e
-                cut = safe_cut(text, cut, s) if cut < e else e
-                out.append((s, cut))
-                s = cut
-            return out
+        def fallback(s: int, e: int) -> List[Tuple[int, int]]:  # one line over the budget
+            return [(a, b) for a, b, _ in FixedSizeChunker(max_chunk_size=budget, overlap=0).section_spans(text, s, e)]
 
         pieces = [(s, e) for s, e, _ in split_levels(text, shape.lines, shape.scores, budget, measure, fallback)]
         if self.overlap:

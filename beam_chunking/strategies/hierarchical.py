@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 from beam_chunking.errors import ConfigError
+from beam_chunking.parsers._build import heading_path
 from beam_chunking.strategies._headings import (DEFAULT_PATTERNS, MAX_HEADING_CHARS, Pattern, compile_patterns,
                                                 find_headings)
+from beam_chunking.strategies._text import skip_space, trim_end
 from beam_chunking.strategies.base import Chunker, Drops, require_positive
 from beam_chunking.types import Chunk, ParsedDocument
 
@@ -71,6 +73,9 @@ class HierarchicalChunker(Chunker):
     """
 
     name = "hierarchical"
+    #: Templates built on this class stamp ``template`` and name their top-level heading.
+    template: ClassVar[str] = ""
+    top_key: ClassVar[str] = ""
     max_depth: int = 3
     heading_patterns: Tuple[Pattern, ...] = DEFAULT_PATTERNS
     heading_detection: str = "unstructured"
@@ -123,10 +128,7 @@ class HierarchicalChunker(Chunker):
                 continue
             cuts = [(section.start, base, starts, "")]
             for h in heads:
-                while stack and stack[-1][0] >= h.level:
-                    stack.pop()
-                stack.append((h.level, h.title))
-                here = path + tuple(t for _, t in stack)
+                here = path + heading_path(stack, h.level, h.title)
                 if text[section.start:h.start].strip() in ("", header) or h.start == cuts[-1][0]:
                     cuts[-1] = (cuts[-1][0], here, True, h.label)
                 else:
@@ -159,14 +161,12 @@ class HierarchicalChunker(Chunker):
 
     # -- chunks -----------------------------------------------------------------------
     def group_metadata(self, group: Group) -> Dict[str, Any]:
-        """Metadata of one subtree chunk (templates add their own keys)."""
-        meta: Dict[str, Any] = {"sections": len(group.units)}
-        if group.path:
-            meta["heading"] = group.path[-1]
-            meta["section_path"] = list(group.path)
-        pages = [u.page for u in group.units if u.page is not None]
-        if pages:
-            meta["page"], meta["page_end"] = min(pages), max(pages)
+        """Metadata of one subtree chunk, plus the template's ``template`` and top-level key."""
+        meta = subtree_metadata(group)
+        if self.template:
+            meta["template"] = self.template
+        if self.top_key and group.path:
+            meta[self.top_key] = group.path[0]
         return meta
 
     def drop_reason(self, group: Group) -> Optional[str]:
@@ -182,6 +182,19 @@ class HierarchicalChunker(Chunker):
         return self.chunk_with_drops(doc)[0]
 
 
+def subtree_metadata(group: Group) -> Dict[str, Any]:
+    """``heading``/``section_path`` of a group, its unit count, and ``page``/``page_end`` as the
+    min/max over the units that have pages (mixed paginated and unpaginated units keep theirs)."""
+    meta: Dict[str, Any] = {"sections": len(group.units)}
+    if group.path:
+        meta["heading"] = group.path[-1]
+        meta["section_path"] = list(group.path)
+    pages = [u.page for u in group.units if u.page is not None]
+    if pages:
+        meta["page"], meta["page_end"] = min(pages), max(pages)
+    return meta
+
+
 def build_chunks(doc: ParsedDocument, groups: Sequence[Group], metadata: Callable[[Group], Dict[str, Any]],
                  drop: Callable[[Group], Optional[str]]) -> Tuple[List[Chunk], Drops]:
     """Turn groups into exact-span chunks (trimmed of whitespace), skipping dropped ones."""
@@ -189,11 +202,8 @@ def build_chunks(doc: ParsedDocument, groups: Sequence[Group], metadata: Callabl
     chunks: List[Chunk] = []
     dropped: List[Tuple[str, int]] = []
     for group in groups:
-        start, end = group.start, group.end
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
+        start = skip_space(text, group.start, group.end)
+        end = trim_end(text, start, group.end)
         if start == end:
             continue
         reason = drop(group)

@@ -9,10 +9,11 @@ import numpy as np
 from beam_chunking.embeddings.base import normalize
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies._sentences import sentence_spans
+from beam_chunking.strategies._text import skip_space, trim_end
 from beam_chunking.strategies.base import Chunker, require_overlap, require_positive, section_metadata
 from beam_chunking.strategies.recursive import RecursiveChunker
 from beam_chunking.strategies.sentence import SentenceChunker
-from beam_chunking.types import Chunk, ParsedDocument, Section
+from beam_chunking.types import Chunk, ParsedDocument
 
 Span = Tuple[int, int]
 
@@ -223,15 +224,12 @@ class SemanticChunker(Chunker):
         return groups
 
     # -- documents --------------------------------------------------------------------
-    def _sentences(self, text: str, section: Section) -> List[Span]:
-        return sentence_spans(text, section.start, section.end)
-
     def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
         """Chunk ``doc`` (see the class docstring)."""
         text = doc.text
         if self.document_level:
             return self._document_level(doc)
-        per_section = [(section, self._sentences(text, section)) for section in doc.sections]
+        per_section = [(section, sentence_spans(text, section.start, section.end)) for section in doc.sections]
         vectors = SentenceVectors(self._model, self.batch_size)
         for _, spans in per_section:
             vectors.add([text[s:e] for s, e in spans])
@@ -284,11 +282,8 @@ class SemanticChunker(Chunker):
                 pages = [sections[k].page for k in run if sections[k].page is not None]
                 if pages:
                     meta["page"], meta["page_end"] = min(pages), max(pages)
-                s, e = first.start, last.end
-                while text[s].isspace():
-                    s += 1
-                while text[e - 1].isspace():
-                    e -= 1
+                s = skip_space(text, first.start, last.end)
+                e = trim_end(text, s, last.end)
                 vec = normalize(section_vecs[run].mean(axis=0, keepdims=True))[0].tolist()
                 meta = dict(meta, embedding_model=getattr(self._model, "name", type(self._model).__name__))
                 chunks.append(Chunk(doc.id, len(chunks), s, e, text[s:e], None, meta,
@@ -299,7 +294,7 @@ class SemanticChunker(Chunker):
                 for r in runs:
                     big = sections[r[0]]
                     if len(r) == 1 and big.end - big.start > self.max_chunk_size:
-                        vectors.add([text[a:b] for a, b in self._sentences(text, big)])
+                        vectors.add([text[a:b] for a, b in sentence_spans(text, big.start, big.end)])
                 vectors.compute()
-            self._emit(doc, meta, self._sentences(text, first), vectors, chunks)
+            self._emit(doc, meta, sentence_spans(text, first.start, first.end), vectors, chunks)
         return chunks

@@ -120,8 +120,9 @@ class StructuralChunker(Chunker):
         require_positive("StructuralChunker", "max_tokens", self.max_tokens, minimum=MIN_WINDOW_TOKENS)
         object.__setattr__(self, "_sizer", TiktokenSizer(encoding=self.encoding, model=self.model))
 
-    def section_chunks(self, text: str, start: int, end: int) -> List[Tuple[int, int, Optional[str], Dict[str, Any]]]:
-        """``(start, end, prefix, metadata)`` chunks of one section (``prefix``: a repeated table header)."""
+    def section_chunks(self, text: str, start: int, end: int) -> List[Tuple[int, int, Optional[str], Dict[str, Any], int]]:
+        """``(start, end, prefix, metadata, tokens)`` chunks of one section (``prefix``: a
+        repeated table header; ``tokens``: the chunk text's own count)."""
         if not text[start:end].strip():
             return []
         enc = self._sizer.tiktoken_encoding
@@ -170,18 +171,20 @@ class StructuralChunker(Chunker):
                     meta["chunk_kind"] = "table"
             if prefix is not None:
                 meta["table_header_repeated"] = True
-            out.append((s, e, prefix, meta))
+            # Counted on the section's one encode (two short encodes at most); only a piece
+            # with a repeated header is encoded whole.
+            n = measure(s, e) if prefix is None else measure_text(prefix + text[s:e])
+            out.append((s, e, prefix, meta, n))
         return out
 
     def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
         """Chunk every section; chunks carry the section's provenance."""
         text, doc_id = doc.text, doc.id
-        enc = self._sizer.tiktoken_encoding
         chunks: List[Chunk] = []
         for section in doc.sections:
             base = section_metadata(doc, section)
-            for s, e, prefix, extra in self.section_chunks(text, section.start, section.end):
+            for s, e, prefix, extra, n in self.section_chunks(text, section.start, section.end):
                 body = text[s:e] if prefix is None else prefix + text[s:e]
                 meta = dict(base, **extra) if extra else base
-                chunks.append(Chunk(doc_id, len(chunks), s, e, body, len(enc.encode_ordinary(body)), meta))
+                chunks.append(Chunk(doc_id, len(chunks), s, e, body, n, meta))
         return chunks

@@ -18,7 +18,8 @@ class _Handle:
     """What the process-wide ``Shared`` holds: the embedder with its model loaded."""
 
     def __init__(self, embedder):
-        embedder.setup() if hasattr(embedder, "setup") else None
+        if hasattr(embedder, "setup"):
+            embedder.setup()
         self.embedder = embedder
         self.dimension = int(embedder.dimension)
 

@@ -36,7 +36,7 @@ class _ReadFn(StageFn):
             raise ValueError(f"{uri}: larger than max_bytes={self.max_bytes}")
         self.bytes.inc(len(data))
         name = uri
-        if is_gzip(uri, data):
+        if is_gzip(data):
             name, data = gunzip(uri, data, self.max_bytes)
         yield Document(document_id(uri), uri, data, detect_content_type(name, data), dict(self.metadata))
 

@@ -32,7 +32,7 @@ def _table(seed: int = 7) -> np.ndarray:
 
 
 def write_model(folder, *, positions: int = 512, pooled: bool = False, extra_outputs: bool = False,
-                mask_input: bool = True, name: Optional[str] = None) -> str:
+                mask_input: bool = True, type_input: bool = False, name: Optional[str] = None) -> str:
     """Write the tiny model into ``folder`` and return its path."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -60,13 +60,20 @@ def write_model(folder, *, positions: int = 512, pooled: bool = False, extra_out
     inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"])]
     if mask_input:
         inputs.append(helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "sequence"]))
+    initializers = [table, pos]
+    if type_input:  # BERT-style segment embeddings: the model cannot run unless they are fed
+        inputs.append(helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, ["batch", "sequence"]))
+        initializers.append(numpy_helper.from_array(np.zeros((2, DIM), dtype=np.float32), "type_embeddings"))
+        nodes[-1] = helper.make_node("Add", ["words", "positions"], ["summed"])
+        nodes += [helper.make_node("Gather", ["type_embeddings", "token_type_ids"], ["types"], axis=0),
+                  helper.make_node("Add", ["summed", "types"], ["last_hidden_state"])]
     constants = [numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
                  numpy_helper.from_array(np.array(1, dtype=np.int64), "one"),
                  numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1")]
-    graph = helper.make_graph(nodes, "tiny", inputs, outputs, [table, pos, *constants])
+    graph = helper.make_graph(nodes, "tiny", inputs, outputs, [*initializers, *constants])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 8
-    path = os.path.join(str(folder), name or f"tiny-{positions}{'-pooled' if pooled else ''}{'-multi' if extra_outputs else ''}.onnx")
+    path = os.path.join(str(folder), name or f"tiny-{positions}{'-pooled' if pooled else ''}{'-multi' if extra_outputs else ''}{'-types' if type_input else ''}.onnx")
     onnx.save(model, path)
     return path
 

@@ -77,3 +77,35 @@ def test_validation_and_pickling(folder):
     e = tiny_embedder(folder)
     clone = pickle.loads(pickle.dumps(e))
     assert clone == e and np.allclose(clone.embed(["cat"]), e.embed(["cat"]))
+
+
+def test_token_type_ids_are_fed_when_the_model_declares_them(folder):
+    typed = OnnxEmbedder(model_path=write_model(folder, type_input=True), vocab_path=write_vocab(folder))
+    assert typed.runtime.feeds_types and not tiny_embedder(folder).runtime.feeds_types
+    assert np.allclose(typed.embed(["the cat"]), tiny_embedder(folder).embed(["the cat"]), atol=1e-6)
+
+
+def test_stitched_tokens_come_from_the_window_where_they_sit_furthest_from_an_edge(folder):
+    e = tiny_embedder(folder, max_tokens=16, window_overlap_tokens=4)
+    rt = e.runtime
+    text = " ".join(["cat", "dog", "bird", "fish"] * 10)  # 40 tokens: windows of 14, step 10
+    vectors, _ = e.embed_tokens(text)
+    ids = list(rt.tokenizer.encode(text, add_special_tokens=False).ids)
+    assert rt.windows(len(ids), 4) == [(0, 14), (10, 24), (20, 34), (30, 40)]
+    first = rt.forward([rt.prefix + ids[0:14] + rt.suffix])[0]
+    second = rt.forward([rt.prefix + ids[10:24] + rt.suffix])[0]
+    # the overlap [10, 14) is split at its middle: 10-11 from the first window, 12-13 from the second
+    assert np.allclose(vectors[11], first[1 + 11]) and np.allclose(vectors[12], second[1 + 2])
+    assert not np.allclose(first[1 + 12], second[1 + 2])  # positions differ, so the choice shows
+
+
+def test_passes_stay_under_the_token_budget(folder):
+    from beam_chunking.embeddings.onnx import MAX_BATCH_TOKENS
+
+    rt = tiny_embedder(folder).runtime
+    lengths = [300, 10, 256, 256, 256, 256, 256, 256, 256, 256, 256, 12, 5000]
+    passes = rt.batches(lengths, 32)
+    assert sorted(i for p in passes for i in p) == list(range(len(lengths)))
+    for p in passes:
+        assert len(p) == 1 or len(p) * max(lengths[i] for i in p) <= MAX_BATCH_TOKENS
+    assert [12] in passes  # a sequence over the budget still gets a pass of its own

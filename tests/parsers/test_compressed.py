@@ -11,7 +11,7 @@ from beam_chunking.parsers.compressed import gunzip, is_gzip
 
 def test_inner_name_and_multi_member():
     data = gzip.compress(b"# Title\n") + gzip.compress(b"body\n")
-    assert is_gzip("notes.md.gz", data) and not is_gzip("notes.md.gz", b"# plain")
+    assert is_gzip(data) and not is_gzip(b"# plain")
     assert gunzip("gs://b/notes.md.gz", data, 1000) == ("gs://b/notes.md", b"# Title\nbody\n")
 
 

@@ -91,6 +91,12 @@ def test_declared_charset_and_invalid_bytes():
     assert "café “q”" in parse(latin.encode("cp1252")).text
     with pytest.raises(DecodeError, match="byte offset"):
         parse(b"<p>caf\xe9</p>")
+    # bytes invalid in the declared charset: strict names the offset, replace counts them
+    declared = b"<meta charset='shift_jis'><p>ok \x81\x20 end</p>"
+    with pytest.raises(DecodeError, match="invalid shift_jis at byte offset"):
+        parse(declared)
+    lenient = parse_html(document("p.html", declared), errors="replace")
+    assert lenient.metadata["decode_replacements"] == 1 and "\ufffd" in lenient.text
 
 
 def test_deep_nesting_and_empty_input():

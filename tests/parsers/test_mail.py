@@ -65,6 +65,18 @@ def test_bad_attachment_does_not_fail_the_message_and_nesting():
     assert section_texts(doc)[-2].endswith("Subject: Inner")
 
 
+def test_nesting_stops_at_max_attachment_depth():
+    from beam_chunking.parsers.limits import ParseLimits
+
+    inner = eml_bytes(subject="Innermost", body="Deepest body.")
+    middle = eml_bytes(subject="Middle", body="Middle body.", attachments=[("in.eml", inner, "message/rfc822")])
+    outer = eml_bytes(attachments=[("mid.eml", middle, "message/rfc822")])
+    doc = parse_email(document("m.eml", outer), limits=ParseLimits(max_attachment_depth=2))
+    assert "Middle body." in doc.text and "Deepest body." not in doc.text
+    assert doc.metadata["attachments_skipped"] == ["in.eml (nested deeper than max_attachment_depth)"]
+    assert "Deepest body." in parse_email(document("m.eml", outer)).text  # default depth 3
+
+
 def test_base64_encoded_forwarded_message():
     import email.policy
     from email.message import EmailMessage

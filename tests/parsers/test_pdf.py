@@ -41,6 +41,28 @@ def test_running_headers_are_flagged_not_dropped():
     assert all(doc.text[s.start:s.end].startswith("Manual - page") for s in doc.sections)
 
 
+def test_running_footers_are_flagged():
+    pages = [f"Body of page {n}.\nAcme manual, page {n}" for n in range(1, 5)]
+    doc = parse(pdf_bytes(pages))
+    assert [s.metadata["page_footer"] for s in doc.sections] == [f"Acme manual, page {n}" for n in range(1, 5)]
+
+
+def test_a_label_line_above_a_bookmarked_title_starts_its_section():
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    pdf.add_page()
+    for line in ("Intro words here.", "Chapter 2"):
+        pdf.cell(0, 8, line, new_x="LMARGIN", new_y="NEXT")
+    pdf.start_section("The Middle")
+    for line in ("The Middle", "Middle words."):
+        pdf.cell(0, 8, line, new_x="LMARGIN", new_y="NEXT")
+    doc = parse(bytes(pdf.output()))
+    assert section_texts(doc) == ["Intro words here.", "Chapter 2\nThe Middle\nMiddle words."]
+    assert [s.heading_path for s in doc.sections] == [(), ("The Middle",)]
+
+
 def test_encrypted_truncated_fake_and_empty_pdfs_fail_specifically():
     good = pdf_bytes(["Secret words."])
     with pytest.raises(ParseError, match="encrypted, a password is needed"):

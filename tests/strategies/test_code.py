@@ -110,6 +110,13 @@ def test_language_detection_from_the_parser_and_unknown_languages():
     assert CodeChunker(language="python", max_chunk_size=30).chunk("def a():\n    return 1\n")[0].metadata["scope"] == "a"
 
 
+def test_a_line_over_the_budget_is_cut_at_whitespace():
+    line = "x = [" + ", ".join(f"'item{k}'" for k in range(400)) + "]\n"
+    chunks = CodeChunker(max_chunk_size=100).chunk(line)
+    check_chunks(line, chunks, limit=100)
+    assert len(chunks) > 30 and all(line[c.end] == " " for c in chunks[:-1])
+
+
 def test_overlap_is_whole_lines_inside_the_ceiling():
     chunks = CodeChunker(max_chunk_size=120, overlap=40).chunk_document(code_doc(REAL[:20000]))
     check_chunks(REAL[:20000], chunks, limit=120)

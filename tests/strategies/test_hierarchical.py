@@ -107,3 +107,20 @@ def test_invariants_on_adversarial_text(text):
     chunks = HierarchicalChunker().chunk(text)
     check_chunks(text, chunks)
     assert chunks == HierarchicalChunker().chunk(text)
+
+
+def test_running_headers_are_skipped_and_headings_carry_across_unstructured_pages():
+    pages = ["Manual iv\nContents\nIntro 1", "Manual v\nMore contents 2", "Manual 1\n1 Start\nBody"]
+    text = "\n\n".join(pages)
+    sections, pos = [], 0
+    for n, page in enumerate(pages, start=4):
+        start = text.index(page, pos)
+        sections.append(Section(start, start + len(page), page=n, metadata={"page_header": page.split("\n")[0]}))
+        pos = start + len(page)
+    doc = ParsedDocument("d", "u", "application/pdf", text, tuple(sections))
+    patterns = (("^(?P<title>Contents)$", 1), *HierarchicalChunker().heading_patterns)
+    chunks = HierarchicalChunker(heading_patterns=patterns).chunk_document(doc)
+    # "Contents" is found under the page header and carries to the next page; "1 Start" begins anew
+    assert [(paths([c])[0], c.metadata["page"], c.metadata["page_end"]) for c in chunks] == [
+        (("Contents",), 4, 5), (("Start",), 6, 6)]
+    assert chunks[0].text.startswith("Manual iv\nContents") and chunks[1].text.startswith("Manual 1\n1 Start")

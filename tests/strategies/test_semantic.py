@@ -45,6 +45,11 @@ def test_cuts_where_the_topic_changes(embedder):
     assert np.dot(chunks[0].embedding, chunks[2].embedding) > 0.99
 
 
+def test_sentence_vectors_are_not_attached_when_reuse_is_off(embedder):
+    chunks = SemanticChunker(embedder=embedder, reuse_embeddings=False).chunk(" ".join(ANIMALS + MONEY))
+    assert chunks and all(c.embedding is None and "embedding_model" not in c.metadata for c in chunks)
+
+
 def test_threshold_variant_and_token_ceiling(embedder):
     text = " ".join(ANIMALS + MONEY)
     chunks = SemanticChunker(embedder=embedder, similarity_threshold=0.5).chunk(text)

@@ -74,6 +74,10 @@ def test_indentation_and_brace_depth_boundaries():
     assert [c.text for c in chunks] == ["a {\n  b = 1\n  c = 2\n}", "d {\n  e = 3\n}"]
     unicode = 'a {\n  b = "ünïcödé ✓"\n  c = 2\n}\n\nd {\n  e = 3\n}\n'  # non-ASCII never counts as a brace
     assert [c.text for c in StructuralChunker(max_tokens=22).chunk(unicode)] == [unicode.split("\n\n")[0], "d {\n  e = 3\n}"]
+    # an unclosed fence runs to the end: the heading-like line after it is still code
+    open_fence = "Intro words.\n\n```sh\necho one\n# not a heading\necho two\n"
+    assert all(c.metadata.get("chunk_kind") == "code" for c in StructuralChunker(max_tokens=8).chunk(open_fence)[1:])
+    assert len(StructuralChunker(max_tokens=8).chunk(open_fence)) >= 2
     # a heading inside a fence is code, not a boundary
     fenced = "```bash\n# not a heading\necho hi\n```"
     assert [c.text for c in StructuralChunker(max_tokens=50).chunk(fenced)] == [fenced]

@@ -7,7 +7,6 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from beam_chunking.errors import ConfigError
-from beam_chunking.strategies import get
 from beam_chunking.transforms import ChunkedDocument, EmbedChunks, Failure
 from beam_chunking.types import Chunk
 from tests.embeddings.fixtures import DIM, tiny_embedder
@@ -52,7 +51,32 @@ def test_reused_vectors_are_kept_and_others_from_the_model(embedder):
         assert_that(out, equal_to([[1.0, 1.0]]))
 
 
+def test_vectors_from_another_model_are_replaced(embedder):
+    doc = chunked("o", ["the cat"], embedding=[1.0] + [0.0] * (DIM - 1), model="other-model")
+    expected = embedder.embed(["the cat"])[0].tolist()
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = p | beam.Create([doc]) | EmbedChunks(embedder) | beam.Map(lambda d: d.chunks[0].embedding)
+        assert_that(out, equal_to([expected]))
+
+
+class FailingModel:
+    """A model whose inference fails, as a corrupt or out-of-memory session would."""
+
+    name, dimension = "failing", DIM
+
+    def embed(self, texts):
+        raise RuntimeError("inference failed")
+
+
+def test_a_failing_model_fails_its_documents_not_the_job():
+    docs = [chunked("a", ["x"]), chunked("b", ["y"])]
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = p | beam.Create(docs) | EmbedChunks(FailingModel()) | beam.Map(summary)
+        assert_that(out, equal_to([("a", "failed", "inference failed"), ("b", "failed", "inference failed")]))
+
+
 def test_validation():
     with pytest.raises(ConfigError, match="batch_size"):
         EmbedChunks("minilm", batch_size=0)
-    assert get("recursive")  # the registry is untouched by the embedding stage
+    with pytest.raises(ConfigError, match="embedder must be"):
+        EmbedChunks(42)
