@@ -9,6 +9,7 @@ from typing import Any, List
 import numpy as np
 
 from beam_chunking.embeddings.base import normalize
+from beam_chunking.strategies._text import skip_space, trim_end
 from beam_chunking.strategies.base import Chunker, require_overlap, require_positive, section_metadata
 from beam_chunking.strategies.semantic import resolve_embedder
 from beam_chunking.strategies.token import TokenChunker
@@ -19,10 +20,10 @@ _LOG = logging.getLogger(__name__)
 
 def _extend_end(text: str, end: int, limit: int) -> int:
     """Move ``end`` over characters no token claimed (a stripped combining mark, a control
-    character) up to ``limit``, stopping at whitespace."""
-    while end < limit and not text[end].isspace():
-        end += 1
-    return end
+    character) up to ``limit``, the next token's start: the last non-space one before it.
+
+    Nothing in ``[end, limit)`` belongs to a token, so no later window would cover it."""
+    return max(end, trim_end(text, end, limit))
 
 
 def _extend_start(text: str, start: int, floor: int) -> int:
@@ -117,9 +118,8 @@ class LateChunker(Chunker):
                 limit = base + int(offsets[keep[j]][0]) if j < n else section.end
                 e = _extend_end(text, e, limit)
                 s = _extend_start(text, s, base if i == 0 else max(prev_start + 1, base))
-                if i == 0:
-                    while s > section.start and not text[s - 1].isspace():
-                        s -= 1  # unclaimed characters before the first token
+                if i == 0:  # unclaimed characters before the first token
+                    s = skip_space(text, section.start, s)
                 vec = normalize(np.asarray(vectors)[keep[i:j]].mean(axis=0, keepdims=True))[0].tolist()
                 chunks.append(Chunk(doc.id, len(chunks), s, e, text[s:e], j - i, late_meta, vec))
                 prev_start = s
