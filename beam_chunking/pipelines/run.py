@@ -1,27 +1,73 @@
 """Build and run the chunk-documents pipeline from options or a spec, and summarise it."""
 from __future__ import annotations
 
+import importlib.util
 import io
-import json
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import apache_beam as beam
 import pyarrow.parquet as pq
 import yaml
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions, StandardOptions
 
-from beam_chunking.errors import ConfigError
+from beam_chunking.errors import ConfigError, MissingExtra
 from beam_chunking.pipelines.options import ChunkingOptions
 from beam_chunking.pipelines.spec import PipelineSpec, parse_spec, read_spec_file
 from beam_chunking.transforms import ChunkFiles
-from beam_chunking.transforms.write import MANIFEST
+from beam_chunking.transforms.manifest import TABLES, read_manifest, table_files
 
 #: The runner used when none is given: in-process, no download (the DirectRunner's first
 #: choice, Prism, would fetch a binary).
 LOCAL_RUNNER = "FnApiRunner"
+
+#: Runners Beam knows only by their full class path, accepted by their short name too.
+RUNNER_ALIASES = {"DaskRunner": "apache_beam.runners.dask.dask_runner.DaskRunner"}
+
+#: What a Dataflow job cannot start without: (option attribute, flag, what it is).
+DATAFLOW_REQUIRED = (
+    ("project", "--project", "the Google Cloud project to run in"),
+    ("region", "--region", "the Dataflow region, e.g. us-central1"),
+    ("temp_location", "--temp_location", "a gs:// folder for temporary and staged files"),
+)
+
+
+def resolve_runner(options: PipelineOptions) -> str:
+    """Set and return the runner: :data:`LOCAL_RUNNER` when none is given, aliases expanded.
+
+    Raises:
+        MissingExtra: ``DaskRunner`` without ``dask.distributed`` installed.
+        ConfigError: ``DataflowRunner`` without one of :data:`DATAFLOW_REQUIRED`; the one
+            line names every missing option, before any work starts.
+    """
+    standard = options.view_as(StandardOptions)
+    runner = standard.runner or LOCAL_RUNNER
+    if isinstance(runner, str):
+        runner = RUNNER_ALIASES.get(runner, runner)
+    standard.runner = runner
+    name = runner if isinstance(runner, str) else type(runner).__name__
+    if name.endswith("DaskRunner") and importlib.util.find_spec("distributed") is None:
+        raise MissingExtra('--runner DaskRunner needs dask.distributed: pip install "beam-chunking[dask]"')
+    if name.endswith("DataflowRunner"):
+        cloud = options.view_as(GoogleCloudOptions)
+        missing = [f"{flag} ({what})" for attr, flag, what in DATAFLOW_REQUIRED if not getattr(cloud, attr)]
+        if missing:
+            raise ConfigError(f"--runner {name} needs " + ", ".join(missing))
+    return name
+
+
+def pipeline_options(argv: Optional[List[str]] = None) -> Tuple[PipelineOptions, PipelineSpec]:
+    """Parse command-line style ``argv`` into Beam options (runner resolved) and the job spec.
+
+    Beam's own options pass through to the runner unchanged; the job's flags
+    (:class:`~beam_chunking.pipelines.options.ChunkingOptions`) become the validated spec.
+    """
+    options = PipelineOptions(list(argv or []))
+    spec = spec_from_options(options.view_as(ChunkingOptions))
+    resolve_runner(options)
+    return options, spec
 
 
 def _option_value(text: str) -> Any:
@@ -107,10 +153,10 @@ class RunSummary:
 def summarize(output: str, seconds: float) -> RunSummary:
     """Read the documents table of a finished run and count what happened."""
     output = output.rstrip("/")
-    with FileSystems.open(f"{output}/{MANIFEST}") as f:
-        tables = json.loads(f.read().decode("utf-8"))["tables"]
+    manifest = read_manifest(output)
+    tables = {table: table_files(output, table, manifest) for table in TABLES}
     docs = []
-    for path in tables["documents"]:
+    for path in tables.get("documents", []):
         with FileSystems.open(path) as f:
             docs.extend(pq.read_table(io.BytesIO(f.read()), columns=["status", "chunk_count", "size_bytes"]).to_pylist())
     status = [d["status"] for d in docs]
@@ -121,17 +167,21 @@ def summarize(output: str, seconds: float) -> RunSummary:
     )
 
 
+def release(result: Any) -> None:
+    """Close what a finished run holds open: the Dask client that Beam's DaskRunner opens
+    for every run and never closes."""
+    client = getattr(result, "client", None)
+    if client is not None and hasattr(client, "close"):
+        client.close()
+
+
 def run(argv: Optional[List[str]] = None, *, wait: bool = True) -> Optional[RunSummary]:
     """Run the job described by command-line style ``argv`` and return its summary.
 
     With no ``--runner`` the job runs in-process (:data:`LOCAL_RUNNER`), never touching the
     network. Any Beam pipeline option may be passed through.
     """
-    options = PipelineOptions(argv or [])
-    spec = spec_from_options(options.view_as(ChunkingOptions))
-    standard = options.view_as(StandardOptions)
-    if not standard.runner:
-        standard.runner = LOCAL_RUNNER
+    options, spec = pipeline_options(argv)
     FileSystems.set_options(options)
     started = time.perf_counter()
     pipeline = beam.Pipeline(options=options)
@@ -139,5 +189,8 @@ def run(argv: Optional[List[str]] = None, *, wait: bool = True) -> Optional[RunS
     result = pipeline.run()
     if not wait:
         return None
-    result.wait_until_finish()
+    try:
+        result.wait_until_finish()
+    finally:
+        release(result)
     return summarize(spec.output, time.perf_counter() - started)

@@ -1,44 +1,59 @@
 """Writing Parquet shards from inside the fused stage that produced the rows.
 
-Beam's ``WriteToParquet`` sits behind a side input, which makes the runner hand every record
-batch across a stage boundary (pickled, about a fifth of the pipeline's time here). This
-writer runs in the same fused stage as chunking: each bundle streams its rows into one staged
-file, buffered into row groups, and reports the file's path when the bundle finishes. Only
-files reported by bundles that succeeded are committed, so a retried bundle's orphan file is
-never published.
+Each bundle streams its rows into one file per table, under the run's own folder, in row
+groups. What tells the commit which files exist is a :class:`ShardRef`, emitted from
+``process`` when a file is opened. A runner publishes a bundle's outputs only when the whole
+bundle (its ``finish_bundle``, which closes the files, included) succeeded, so the refs that
+reach the commit name exactly the files of bundles that succeeded: the file of a failed,
+retried or speculatively duplicated attempt is named by no ref and is never published.
+
+Refs come from ``process``, not ``finish_bundle``, because some runners (Beam's DaskRunner)
+drop what ``finish_bundle`` emits.
 """
 from __future__ import annotations
 
 import uuid
 import zlib
-from typing import List, Optional
+from typing import Dict, List, NamedTuple, Optional
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils.windowed_value import WindowedValue
 
-#: Rows buffered before a row group is written.
+#: Rows buffered per table before a row group is written.
 ROWS_PER_GROUP = 50_000
 
 
-class _ShardWriter:
-    """One staged Parquet file, written a row group at a time."""
+class ShardRef(NamedTuple):
+    """One Parquet file of one table, written by one bundle (or one fixed shard)."""
 
-    def __init__(self, folder: str, schema: pa.Schema, codec: str):
-        self.path = f"{folder}/part-{uuid.uuid4().hex}.parquet"
-        self._file = FileSystems.create(self.path)
+    table: str
+    path: str
+    shard: Optional[int] = None
+
+
+class Rows(NamedTuple):
+    """What one document adds to the tables: its chunk rows (or ``None``) and its document row."""
+
+    batch: Optional[pa.RecordBatch]
+    document: dict
+
+
+class _ShardWriter:
+    """One Parquet file, written a row group at a time."""
+
+    def __init__(self, path: str, schema: pa.Schema, codec: str):
+        self.path = path
+        self._file = FileSystems.create(path)
         self._writer = pq.ParquetWriter(self._file, schema, compression=codec)
 
     def write(self, table: pa.Table) -> None:
         self._writer.write_table(table)
 
-    def close(self) -> str:
+    def close(self) -> None:
         self._writer.close()
         self._file.close()
-        return self.path
 
 
 class _Buffer:
@@ -68,82 +83,100 @@ class _Buffer:
         return pa.Table.from_batches(batches, schema=self.schema)
 
 
-class WriteBundleShardsFn(beam.DoFn):
-    """Write each bundle's rows to one staged file; emit its path when the bundle ends."""
+class _TableFiles:
+    """The open file of each table for one bundle or shard; opening one yields its ref."""
 
-    def __init__(self, folder: str, schema: pa.Schema, codec: str):
-        self.folder, self.schema, self.codec = folder, schema, codec
+    def __init__(self, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str, shard: Optional[int]):
+        self.folders, self.schemas, self.codec, self.shard = folders, schemas, codec, shard
+        self.buffers = {table: _Buffer(schema) for table, schema in schemas.items()}
+        self.writers: Dict[str, _ShardWriter] = {}
+
+    def _name(self) -> str:
+        prefix = "part" if self.shard is None else f"part-{self.shard:05d}"
+        return f"{prefix}-{uuid.uuid4().hex}.parquet"
+
+    def add(self, table: str, rows, flush_at: int = ROWS_PER_GROUP):
+        """Buffer ``rows``; yield a :class:`ShardRef` when the table's file is first opened."""
+        if table not in self.writers:
+            path = f"{self.folders[table]}/{self._name()}"
+            self.writers[table] = _ShardWriter(path, self.schemas[table], self.codec)
+            yield ShardRef(table, path, self.shard)
+        buffer = self.buffers[table]
+        buffer.add(rows)
+        if buffer.rows >= flush_at:
+            self.writers[table].write(buffer.take())
+
+    def close(self) -> None:
+        for table, writer in self.writers.items():
+            rest = self.buffers[table].take()
+            if rest is not None:
+                writer.write(rest)
+            writer.close()
+        self.writers = {}
+
+
+def _documents_and_chunks(files: _TableFiles, element: Rows):
+    if element.batch is not None:
+        yield from files.add("chunks", element.batch)
+    yield from files.add("documents", element.document)
+
+
+class WriteBundleShardsFn(beam.DoFn):
+    """Write each bundle's rows to one file per table; yield each file's ref when it opens."""
+
+    def __init__(self, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str):
+        self.folders, self.schemas, self.codec = folders, schemas, codec
 
     def start_bundle(self):
-        self._buffer = _Buffer(self.schema)
-        self._writer: Optional[_ShardWriter] = None
+        self._files = _TableFiles(self.folders, self.schemas, self.codec, None)
 
-    def process(self, element):
-        self._buffer.add(element)
-        if self._buffer.rows >= ROWS_PER_GROUP:
-            self._flush()
-
-    def _flush(self) -> None:
-        table = self._buffer.take()
-        if table is not None:
-            if self._writer is None:
-                self._writer = _ShardWriter(self.folder, self.schema, self.codec)
-            self._writer.write(table)
+    def process(self, element: Rows):
+        yield from _documents_and_chunks(self._files, element)
 
     def finish_bundle(self):
-        self._flush()
-        if self._writer is not None:
-            path = self._writer.close()
-            self._writer = None
-            yield WindowedValue(path, GlobalWindow().max_timestamp(), [GlobalWindow()])
+        self._files.close()
 
 
 class WriteKeyedShardsFn(beam.DoFn):
-    """Write one staged file per shard key (used when a fixed shard count is asked for)."""
+    """Write one file per table for each shard key (a fixed shard count was asked for)."""
 
-    def __init__(self, folder: str, schema: pa.Schema, codec: str):
-        self.folder, self.schema, self.codec = folder, schema, codec
+    def __init__(self, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str):
+        self.folders, self.schemas, self.codec = folders, schemas, codec
 
     def process(self, keyed):
-        _, elements = keyed
-        buffer, writer = _Buffer(self.schema), None
+        shard, elements = keyed
+        files = _TableFiles(self.folders, self.schemas, self.codec, shard)
+        refs = []
         for element in elements:
-            buffer.add(element)
-            if buffer.rows >= ROWS_PER_GROUP:
-                writer = writer or _ShardWriter(self.folder, self.schema, self.codec)
-                writer.write(buffer.take())
-        table = buffer.take()
-        if table is not None:
-            writer = writer or _ShardWriter(self.folder, self.schema, self.codec)
-            writer.write(table)
-        if writer is not None:
-            yield writer.close()
+            refs.extend(_documents_and_chunks(files, element))
+        files.close()  # refs leave only once the files are complete
+        yield from refs
 
 
-def shard_key(element, shards: int) -> int:
-    """A stable shard for a row batch or row dict (by its document id; no hash seed involved)."""
-    doc = element["document_id"] if isinstance(element, dict) else element.column("document_id")[0].as_py()
-    return zlib.crc32(doc.encode("utf-8")) % shards
+def shard_key(element: Rows, shards: int) -> int:
+    """A stable shard for a document's rows, from its id (no hash seed involved)."""
+    return zlib.crc32(element.document["document_id"].encode("utf-8")) % shards
 
 
 class WriteShards(beam.PTransform):
-    """Write record batches or row dicts of ``schema`` as staged Parquet files under ``folder``.
+    """Write :class:`Rows` as Parquet files, one folder per table; return their :class:`ShardRef`\\ s.
 
-    Returns the PCollection of staged file paths. ``num_shards=0`` writes one file per bundle,
-    inside the producing stage; ``num_shards=N`` groups rows into exactly ``N`` keyed shards
-    (a shuffle; some shards may be empty and then are not written).
+    ``num_shards=0`` writes one file per table per bundle, inside the producing stage (no
+    shuffle); ``num_shards=N`` groups the documents into ``N`` keyed shards (a shuffle of the
+    rows; the commit adds empty files for shards that received no row, so each table has
+    exactly ``N`` files).
     """
 
-    def __init__(self, folder: str, schema: pa.Schema, codec: str, num_shards: int = 0):
+    def __init__(self, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str, num_shards: int = 0):
         super().__init__()
-        self.folder, self.schema, self.codec, self.num_shards = folder, schema, codec, num_shards
+        self.folders, self.schemas, self.codec, self.num_shards = folders, schemas, codec, num_shards
 
     def expand(self, pcoll):
         if not self.num_shards:
-            return pcoll | "WriteBundles" >> beam.ParDo(WriteBundleShardsFn(self.folder, self.schema, self.codec))
+            return pcoll | "WriteBundles" >> beam.ParDo(WriteBundleShardsFn(self.folders, self.schemas, self.codec))
         return (
             pcoll
             | "KeyByShard" >> beam.Map(lambda e, n: (shard_key(e, n), e), self.num_shards)
             | "GroupShards" >> beam.GroupByKey()
-            | "WriteShards" >> beam.ParDo(WriteKeyedShardsFn(self.folder, self.schema, self.codec))
+            | "WriteShards" >> beam.ParDo(WriteKeyedShardsFn(self.folders, self.schemas, self.codec))
         )

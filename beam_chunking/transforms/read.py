@@ -1,10 +1,19 @@
-"""ReadDocuments: file pattern -> :class:`Document` (local paths, ``gs://``, any Beam FileSystem)."""
+"""ReadDocuments: file pattern -> :class:`Document` (local paths, ``gs://``, any Beam FileSystem).
+
+Matched files are redistributed before they are read, so that reading, parsing, chunking and
+writing, fused into one stage, spread over the workers: on most runners by a Reshuffle of
+the file names. Beam's DaskRunner runs a Reshuffle as a no-op and keeps a pipeline's source
+in a single partition, so there the files are matched when the pipeline is built and handed
+to Dask as several partitions balanced by bytes.
+"""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+import math
+from typing import Any, Dict, List, Optional
 
 import apache_beam as beam
 from apache_beam.io import fileio
+from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.ids import document_id
 from beam_chunking.parsers.compressed import gunzip, is_gzip
@@ -13,7 +22,40 @@ from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
 from beam_chunking.transforms._common import NAMESPACE, StageFn
 from beam_chunking.types import Document
 
+#: Bytes of input per partition aimed at when files are partitioned at build time.
+PARTITION_BYTES = 8 * 1024 * 1024
+#: Fewest partitions made at build time (when there are that many files): enough for a
+#: small cluster to balance its workers.
+MIN_PARTITIONS = 16
 
+
+def reshuffle_is_noop(runner: Any) -> bool:
+    """Whether ``runner`` runs a Reshuffle without moving data (Beam's DaskRunner)."""
+    return any(cls.__name__ == "DaskRunner" for cls in type(runner).__mro__)
+
+
+def balanced_groups(files: List[Any], parts: int) -> List[List[Any]]:
+    """Split file metadata into at most ``parts`` groups of similar total size (largest first).
+
+    Deterministic: ties are broken by path, and each group keeps its files in path order.
+    """
+    parts = max(1, min(parts, len(files)))
+    groups: List[List[Any]] = [[] for _ in range(parts)]
+    loads = [0] * parts
+    for meta in sorted(files, key=lambda m: (-(m.size_in_bytes or 0), m.path)):
+        k = min(range(parts), key=lambda i: (loads[i], i))
+        groups[k].append(meta)
+        loads[k] += (meta.size_in_bytes or 0) + 1
+    return [sorted(g, key=lambda m: m.path) for g in groups if g]
+
+
+def partitions_for(files: List[Any], requested: Optional[int] = None) -> int:
+    """How many partitions to cut ``files`` into: ``requested``, else one per
+    :data:`PARTITION_BYTES` and at least :data:`MIN_PARTITIONS`."""
+    if requested:
+        return requested
+    total = sum(m.size_in_bytes or 0 for m in files)
+    return max(MIN_PARTITIONS, math.ceil(total / PARTITION_BYTES))
 
 class _ReadFn(StageFn):
     stage = "read"
@@ -65,13 +107,29 @@ class ReadDocuments(beam.PTransform):
         self.allow_empty = allow_empty
 
     def expand(self, pbegin):
-        empty = fileio.EmptyMatchTreatment.ALLOW if self.allow_empty else fileio.EmptyMatchTreatment.DISALLOW
-        files = (
-            pbegin
-            | "MatchFiles" >> fileio.MatchFiles(self.pattern, empty_match_treatment=empty)
-            | "ReadMatches" >> fileio.ReadMatches(skip_directories=True)
-        )
+        if reshuffle_is_noop(pbegin.pipeline.runner):
+            files = self._partitioned_at_build(pbegin)
+        else:
+            empty = fileio.EmptyMatchTreatment.ALLOW if self.allow_empty else fileio.EmptyMatchTreatment.DISALLOW
+            files = (
+                pbegin
+                | "MatchFiles" >> fileio.MatchFiles(self.pattern, empty_match_treatment=empty)
+                | "SpreadFiles" >> beam.Reshuffle()
+            )
+        files = files | "ReadMatches" >> fileio.ReadMatches(skip_directories=True)
         return files | "ReadDocument" >> beam.ParDo(_ReadFn(self.max_bytes, self.metadata))
+
+    def _partitioned_at_build(self, pbegin):
+        matched = FileSystems.match([self.pattern])[0].metadata_list
+        if not matched and not self.allow_empty:
+            raise FileNotFoundError(f"no file matches {self.pattern}")
+        requested = pbegin.pipeline.options.get_all_options().get("npartitions")
+        groups = balanced_groups(list(matched), partitions_for(matched, requested))
+        # Each Create becomes at least one partition; Flatten concatenates them.
+        parts = [pbegin | f"Files{i:05d}" >> beam.Create(group, reshuffle=False) for i, group in enumerate(groups)]
+        if not parts:
+            parts = [pbegin | "NoFiles" >> beam.Create([], reshuffle=False)]
+        return parts | "AllFiles" >> beam.Flatten()
 
     def display_data(self):
         return {"pattern": self.pattern, "max_bytes": self.max_bytes}

@@ -1,43 +1,32 @@
 """WriteChunkTable: chunked documents and failures -> the chunks and documents Parquet tables.
 
-A run writes exactly one consistent set of files. Shards are first written under
-``OUTPUT/.staging-<run>/``; only when every shard of both tables exists does a final step
-replace ``OUTPUT/chunks/`` and ``OUTPUT/documents/`` with them and write
-``OUTPUT/_manifest.json``. So no shard of an earlier run survives an overwrite (whatever the
-shard counts), and a run that fails before that step leaves the previous output untouched.
+A run writes exactly one consistent set of files, on every runner. Each bundle writes its
+rows into the run's own folders (``OUTPUT/chunks/run-<id>/``, ``OUTPUT/documents/run-<id>/``)
+and reports each file it opens; a single commit step, after every bundle has finished,
+checks the reported files, switches ``OUTPUT/_manifest.json`` to them and only then removes
+the previous run's files (see :mod:`beam_chunking.transforms._commit`). Files of failed,
+retried or duplicated bundle attempts are reported by no committed bundle, so they are never
+published; a run that fails before the switch leaves the previous output as it was.
 """
 from __future__ import annotations
 
-import glob
-import json
-import logging
 import os
-import posixpath
-import shutil
-import uuid
-from typing import List, NamedTuple, Optional
+from typing import List
 
 import apache_beam as beam
-import pyarrow as pa
-import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.pvalue import AsList
 
 from beam_chunking.errors import ConfigError, OutputExistsError
 from beam_chunking.schema import COMPRESSIONS, CHUNKS_SCHEMA, DOCUMENTS_SCHEMA, chunk_batch, chunk_rows, document_row
+from beam_chunking.transforms._commit import commit
 from beam_chunking.transforms._common import StageFn
-from beam_chunking.transforms._shards import WriteShards
+from beam_chunking.transforms._shards import Rows, ShardRef, WriteShards
+from beam_chunking.transforms.manifest import TABLES, new_run_id, run_folder
 from beam_chunking.transforms.records import ChunkedDocument, Failure
 
-_LOG = logging.getLogger(__name__)
-TABLES = ("chunks", "documents")
 SCHEMAS = {"chunks": CHUNKS_SCHEMA, "documents": DOCUMENTS_SCHEMA}
-MANIFEST = "_manifest.json"
-
-
-class _Rows(NamedTuple):
-    batch: Optional[pa.RecordBatch]
-    document: dict
+#: Stands in for "no file" so the commit runs even when no document reached the writer.
+_NOTHING = ShardRef("", "")
 
 
 class _RowsFn(StageFn):
@@ -47,7 +36,7 @@ class _RowsFn(StageFn):
         rows = chunk_rows(list(item.chunks), strategy=item.strategy, fingerprint=item.strategy_fingerprint,
                           content_type=item.content_type, uri=item.uri)
         batch = chunk_batch(rows) if rows else None
-        yield _Rows(batch, document_row(
+        yield Rows(batch, document_row(
             document_id=item.document_id, uri=item.uri, content_type=item.content_type,
             size_bytes=item.size_bytes, sha256=item.sha256, status="ok" if rows else "empty",
             section_count=item.section_count, chunk_count=len(rows), strategy=item.strategy,
@@ -57,85 +46,38 @@ class _RowsFn(StageFn):
         ))
 
 
-def _document_row(element) -> dict:
+def _as_rows(element) -> Rows:
     if isinstance(element, Failure):
-        return document_row(
+        return Rows(None, document_row(
             document_id=element.document_id, uri=element.uri, content_type=element.content_type,
             size_bytes=element.size_bytes, sha256=element.sha256, status="failed", stage=element.stage,
             error_type=element.error_type, error_message=element.error_message[:4000],
-        )
-    return element.document
-
-
-def _batches(element):
-    if isinstance(element, _Rows) and element.batch is not None:
-        yield element.batch
+        ))
+    return element
 
 
 def existing_files(output: str) -> List[str]:
-    """Files under ``output`` (two levels deep) other than leftovers of failed runs."""
-    found = []
-    for pattern in (f"{output}/*", f"{output}/*/*"):
-        try:
-            result = FileSystems.match([pattern])[0]
-        except Exception:  # a missing folder matches nothing
-            continue
-        for meta in result.metadata_list:
-            rel = meta.path[len(output):].lstrip("/")
-            if not rel.startswith(".staging-"):
-                found.append(meta.path)
-    return sorted(set(found))
-
-
-def _ensure_dir(path: str) -> None:
-    try:
-        FileSystems.mkdirs(path)
-    except Exception:  # exists already, or object stores that have no folders
-        pass
-
-
-def _commit(_, output: str, staging: str, chunk_files: List[str], document_files: List[str]):
-    """Replace the output tables with the staged shards, then drop the staging folder."""
-    new = {"chunks": sorted(chunk_files), "documents": sorted(document_files)}
-    old = [p for p in existing_files(output)
-           if posixpath.basename(posixpath.dirname(p)) in TABLES or p.endswith(MANIFEST)]
-    if old:
-        FileSystems.delete(old)
-    final = {}
-    for table, files in new.items():
-        _ensure_dir(f"{output}/{table}")
-        if not files:  # no rows at all: an empty table still has its schema
-            files = [_empty_shard(f"{staging}/{table}", SCHEMAS[table])]
-        dest = [f"{output}/{table}/part-{i:05d}-of-{len(files):05d}.parquet" for i in range(len(files))]
-        FileSystems.rename(files, dest)
-        final[table] = dest
-    with FileSystems.create(f"{output}/{MANIFEST}") as f:
-        f.write(json.dumps({"tables": final}, indent=2, sort_keys=True).encode("utf-8"))
-    _drop_staging(output)
-    yield final
-
-
-def _empty_shard(folder: str, schema: pa.Schema) -> str:
-    path = f"{folder}/part-empty.parquet"
-    _ensure_dir(folder)
-    with FileSystems.create(path) as f:
-        pq.write_table(schema.empty_table(), f)
-    return path
-
-
-def _drop_staging(output: str) -> None:
-    """Delete this run's staging folder and any left behind by earlier failed runs."""
+    """Every file under ``output``, at any depth (the first few hundred on object stores)."""
     if FileSystems.get_scheme(output) is None:
-        # Beam's local match skips folders and dot-names; the folders are ours to remove.
-        for path in glob.glob(os.path.join(output, ".staging-*")):
-            shutil.rmtree(path, ignore_errors=True)
-        return
-    try:
-        paths = [m.path for m in FileSystems.match([f"{output}/.staging-*"])[0].metadata_list]
-        if paths:
-            FileSystems.delete(paths)
-    except Exception:  # already gone
-        _LOG.debug("no staging objects left under %s", output)
+        found = []
+        for folder, _, names in os.walk(output):
+            found += [os.path.join(folder, n) for n in names]
+            if len(found) > 500:
+                break
+        return sorted(found)
+    try:  # object stores match '*' across '/', so this lists the whole prefix
+        return sorted(m.path for m in FileSystems.match([f"{output}/*"], limits=[500])[0].metadata_list)
+    except Exception:  # a missing prefix matches nothing
+        return []
+
+
+class _CommitFn(beam.DoFn):
+    def __init__(self, output: str, run_id: str, codec: str, num_shards: int):
+        self.output, self.run_id, self.codec, self.num_shards = output, run_id, codec, num_shards
+
+    def process(self, keyed):
+        _, refs = keyed
+        yield commit(self.output, self.run_id, [r for r in refs if r.table], SCHEMAS, self.codec, self.num_shards)
 
 
 class WriteChunkTable(beam.PTransform):
@@ -150,8 +92,8 @@ class WriteChunkTable(beam.PTransform):
         overwrite: Replace existing output. Default ``False``: a non-empty folder is refused
             when the pipeline is built.
         compression: Parquet codec: ``"zstd"`` (default), ``"snappy"``, ``"gzip"`` or ``"none"``.
-        num_shards: Shards per table; 0 (default) writes one file per bundle, inside the
-            chunking stage (fastest); ``N`` shuffles rows into exactly ``N`` files.
+        num_shards: Files per table; 0 (default) writes one file per bundle, inside the
+            chunking stage (fastest); ``N`` shuffles rows into exactly ``N`` files per table.
 
     Raises:
         OutputExistsError: ``output`` holds files and ``overwrite`` is false.
@@ -174,24 +116,25 @@ class WriteChunkTable(beam.PTransform):
                     f"output folder {self.output} is not empty ({len(found)} files, e.g. {found[0]}); "
                     "pass overwrite=True (--overwrite) to replace it"
                 )
-        staging = f"{self.output}/.staging-{uuid.uuid4().hex[:12]}"
-        codec = self.compression
-        rows = pcoll | "ToRows" >> beam.ParDo(_RowsFn())
-        chunk_files = (
-            rows
-            | "ChunkBatches" >> beam.FlatMap(_batches)
-            | "WriteChunks" >> WriteShards(f"{staging}/chunks", CHUNKS_SCHEMA, codec, self.num_shards)
+        run_id = new_run_id()
+        folders = {table: run_folder(self.output, table, run_id) for table in TABLES}
+        refs = (
+            pcoll
+            | "ToRows" >> beam.ParDo(_RowsFn())
+            | "FailuresToRows" >> beam.Map(_as_rows)
+            | "WriteFiles" >> WriteShards(folders, SCHEMAS, self.compression, self.num_shards)
         )
-        document_files = (
-            rows
-            | "DocumentRows" >> beam.Map(_document_row)
-            | "WriteDocuments" >> WriteShards(f"{staging}/documents", DOCUMENTS_SCHEMA, codec, self.num_shards)
-        )
+        # One group holds every file reported by a succeeded bundle; the sentinel makes the
+        # group exist (and the commit run) when no document came at all.
+        nothing = pcoll.pipeline | "NoFile" >> beam.Create([_NOTHING])
         return (
-            pcoll.pipeline
-            | "CommitStart" >> beam.Create([None])
-            | "Commit" >> beam.FlatMap(_commit, self.output, staging, AsList(chunk_files), AsList(document_files))
+            (refs, nothing)
+            | "AllFiles" >> beam.Flatten()
+            | "OneKey" >> beam.Map(lambda ref: (0, ref))
+            | "GatherFiles" >> beam.GroupByKey()
+            | "Commit" >> beam.ParDo(_CommitFn(self.output, run_id, self.compression, self.num_shards))
         )
 
     def display_data(self):
-        return {"output": self.output, "overwrite": self.overwrite, "compression": self.compression}
+        return {"output": self.output, "overwrite": self.overwrite, "compression": self.compression,
+                "num_shards": self.num_shards}

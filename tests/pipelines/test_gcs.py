@@ -21,6 +21,7 @@ pytest.importorskip("gcp_storage_emulator")
 from apache_beam.io.filesystems import FileSystems  # noqa: E402
 
 from beam_chunking.pipelines.cli import main  # noqa: E402
+from beam_chunking.transforms.manifest import read_manifest, read_table  # noqa: E402
 from tests.helpers import parsed_text  # noqa: E402
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
@@ -111,7 +112,9 @@ def test_gs_input_and_output_end_to_end(gcs):
     assert main(["run", "--input", f"{gcs}/in/*", "--output", out]) == 2  # refused without --overwrite
     assert main(["run", "--input", f"{gcs}/in/*", "--output", out, "--overwrite", "--num-shards", "1"]) == 0
     objects = _objects(out)
-    assert [p.rsplit("/", 2)[-2:] for p in objects] == [
-        ["out", "_manifest.json"], ["chunks", "part-00000-of-00001.parquet"],
-        ["documents", "part-00000-of-00001.parquet"]]
+    manifest = read_manifest(out)
+    committed = {f"{out}/{p}" for files in manifest["tables"].values() for p in files}
+    assert objects == sorted(committed | {f"{out}/_manifest.json"})  # nothing of the first run survives
+    assert all(f"/{manifest['run_id']}/" in p for p in committed) and len(committed) == 2
     assert len(_table([p for p in objects if "/documents/" in p])) == 1
+    assert read_table(out, "documents").num_rows == 1

@@ -10,6 +10,7 @@ from beam_chunking.errors import ConfigError
 from beam_chunking.pipelines.cli import main
 from beam_chunking.pipelines.spec import load_spec, parse_spec
 from beam_chunking.strategies import Router, SentenceChunker
+from beam_chunking.transforms.manifest import read_manifest, table_files
 from tests.helpers import parsed_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -62,8 +63,10 @@ def test_rerun_with_fewer_documents_leaves_no_stale_chunks(tmp_path):
     assert main(["run", "--input", f"{src}/*", "--output", out, "--overwrite", "--num-shards", "1"]) == 0
     assert len({c["document_id"] for c in read(out, "chunks")}) == 5
     assert len(read(out, "documents")) == 5
-    assert [f for f in files_under(out) if f.endswith(".parquet")] == [
-        "chunks/part-00000-of-00001.parquet", "documents/part-00000-of-00001.parquet"]
+    manifest = read_manifest(out)
+    committed = sorted(p for files in manifest["tables"].values() for p in files)
+    assert [f for f in files_under(out) if f.endswith(".parquet")] == committed  # nothing of the first run
+    assert [p.split("/")[:2] for p in committed] == [["chunks", manifest["run_id"]], ["documents", manifest["run_id"]]]
 
 
 def test_failed_run_keeps_previous_output(tmp_path):
@@ -106,7 +109,7 @@ def test_replace_policy_counts_and_zstd_output(tmp_path):
     assert main(["run", "--input", f"{src}/*", "--output", out, "--decode-errors", "replace"]) == 0
     [doc] = read(out, "documents")
     assert doc["status"] == "ok" and doc["decode_replacements"] == 2
-    meta = pq.ParquetFile(os.path.join(out, "chunks", os.listdir(os.path.join(out, "chunks"))[0])).metadata
+    meta = pq.ParquetFile(table_files(out, "chunks")[0]).metadata
     assert meta.row_group(0).column(0).compression == "ZSTD"
 
 

@@ -1,0 +1,150 @@
+"""Publishing a run: check its files, switch the manifest, then remove what no manifest names.
+
+The steps, each safe to repeat (the runner may retry the commit):
+
+1. Every file that a succeeded bundle reported is opened and its Parquet footer read: a
+   missing or truncated file fails the commit, and the previous output stays as it was.
+2. Tables that received no row get one empty file (so readers always find the schema);
+   with a fixed shard count, missing shards get empty files, so each table has exactly N.
+3. The new manifest is written under a temporary name and renamed over ``_manifest.json``.
+   Until that rename, readers of the manifest see the previous run whole; after it, the new
+   one.
+4. Only then are the previous run's files deleted, with the folders of runs that started
+   before this one and never committed (crashed runs), the files of this run's own failed or
+   duplicated bundle attempts, and the old layout's shards. Nothing else under the output
+   is touched.
+"""
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import re
+from collections import defaultdict
+from typing import Dict, Iterable, List, Optional
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+from beam_chunking.transforms._shards import ShardRef
+from beam_chunking.transforms.manifest import (
+    MANIFEST, RUN_PREFIX, TABLES, basename, join, manifest_json, manifest_run, read_manifest, relative_to,
+    run_folder,
+)
+
+_LOG = logging.getLogger(__name__)
+#: Shards of the old layout (``chunks/part-00000-of-00002.parquet``) and its staging folders.
+_LEGACY_SHARD = re.compile(r"part-\d{5}-of-\d{5}\.parquet$")
+
+
+def _rows_in(path: str) -> int:
+    with FileSystems.open(path) as f:
+        return pq.ParquetFile(f).metadata.num_rows
+
+
+def _empty_file(folder: str, name: str, schema: pa.Schema, codec: str) -> str:
+    path = f"{folder}/{name}"
+    with FileSystems.create(path) as f:
+        pq.write_table(schema.empty_table(), f, compression=codec)
+    return path
+
+
+def _table_files(refs: List[ShardRef], folder: str, schema: pa.Schema, codec: str, num_shards: int) -> List[str]:
+    files = sorted(r.path for r in refs)
+    if len(set(files)) != len(files):
+        raise RuntimeError(f"a file was reported twice under {folder}")
+    if num_shards:
+        seen = [r.shard for r in refs]
+        if len(set(seen)) != len(seen):
+            raise RuntimeError(f"a shard was reported twice under {folder}: {sorted(seen)}")
+        files += [_empty_file(folder, f"part-{i:05d}-empty.parquet", schema, codec)
+                  for i in range(num_shards) if i not in seen]
+    elif not files:
+        files.append(_empty_file(folder, "part-empty.parquet", schema, codec))
+    return sorted(files)
+
+
+def _list(pattern: str) -> List[str]:
+    try:
+        return [m.path for m in FileSystems.match([pattern])[0].metadata_list]
+    except Exception:  # a folder that does not exist matches nothing
+        return []
+
+
+def _stale_runs(output: str, table: str, run_id: str) -> List[str]:
+    """Run folders of ``table`` that started before ``run_id`` (their ids sort lower)."""
+    base = f"{output}/{table}"
+    if FileSystems.get_scheme(output) is None:
+        names = [n for n in os.listdir(base) if os.path.isdir(os.path.join(base, n))] if os.path.isdir(base) else []
+    else:
+        prefix = f"{base}/{RUN_PREFIX}"
+        names = {p[len(base) + 1:].split("/", 1)[0] for p in _list(prefix + "*")}
+    return [f"{base}/{n}" for n in sorted(names) if n.startswith(RUN_PREFIX) and n < run_id]
+
+
+def _legacy(output: str) -> List[str]:
+    """Shards and staging folders of the old layout, which had no run folders."""
+    found = [p for table in TABLES for p in _list(f"{output}/{table}/part-*.parquet")
+             if _LEGACY_SHARD.search(basename(p)) and basename(os.path.dirname(p)) == table]
+    if FileSystems.get_scheme(output) is None:
+        found += glob.glob(os.path.join(output, ".staging-*"))
+    else:
+        found += _list(f"{output}/.staging-*")
+    return found
+
+
+def _delete(paths: Iterable[str]) -> None:
+    paths = sorted(set(paths))
+    if not paths:
+        return
+    try:
+        FileSystems.delete(paths)
+    except Exception as exc:  # garbage left now is removed by the next run
+        _LOG.warning("could not remove %d old files or folders: %s", len(paths), exc)
+
+
+def _garbage(output: str, run_id: str, previous: Optional[dict], committed: List[str]) -> List[str]:
+    remote = FileSystems.get_scheme(output) is not None
+    # Files of this run that no succeeded bundle reported: attempts that failed or were
+    # duplicated, left behind by their workers.
+    keep = set(committed)
+    garbage = [p for table in TABLES for p in _list(run_folder(output, table, run_id) + "/*") if p not in keep]
+    folders = [folder for table in TABLES for folder in _stale_runs(output, table, run_id)]
+    garbage += [folder + "/" if remote else folder for folder in folders]
+    if previous is not None and manifest_run(previous) != run_id:
+        for files in previous["tables"].values():
+            garbage += [path for path in (join(output, p) for p in files)
+                        if f"/{run_id}/" not in path and not any(path.startswith(f + "/") for f in folders)]
+    return garbage + _legacy(output)
+
+
+def commit(output: str, run_id: str, refs: Iterable[ShardRef], schemas: Dict[str, pa.Schema], codec: str,
+           num_shards: int = 0) -> Dict[str, List[str]]:
+    """Publish run ``run_id`` of ``output`` from the refs of its succeeded bundles.
+
+    Returns:
+        The committed files of each table, relative to ``output``.
+
+    Raises:
+        RuntimeError: A reported file is missing, truncated or reported twice; nothing is
+            published and the previous output is untouched.
+    """
+    by_table: Dict[str, List[ShardRef]] = defaultdict(list)
+    for ref in refs:
+        by_table[ref.table].append(ref)
+    tables, rows = {}, {}
+    for table in TABLES:
+        files = _table_files(by_table[table], run_folder(output, table, run_id), schemas[table], codec, num_shards)
+        try:
+            rows[table] = sum(_rows_in(p) for p in files)
+        except Exception as exc:
+            raise RuntimeError(f"run {run_id}: a {table} file is missing or incomplete: {exc}") from exc
+        tables[table] = [relative_to(output, p) for p in files]
+    previous = read_manifest(output)
+    temporary = f"{output}/{MANIFEST}.{run_id}.tmp"
+    with FileSystems.create(temporary) as f:
+        f.write(manifest_json(run_id, tables, rows))
+    FileSystems.rename([temporary], [f"{output}/{MANIFEST}"])
+    _delete(_garbage(output, run_id, previous, [join(output, p) for files in tables.values() for p in files]))
+    return tables
