@@ -69,6 +69,8 @@ EXTRAS = {
         "tokenizers>=0.15",
         "fpdf2>=2.7",  # writes the PDF fixtures
         "onnx>=1.15",  # writes the tiny test model
+        "duckdb>=1.0",  # reads the tables as users do
+        "pandas>=2.0",
         *DASK,
         *PARSERS,
         *CODE,

@@ -30,7 +30,8 @@ from beam_chunking.types import Chunk, Document, ParsedDocument, Section
 
 __version__ = "0.1.0"
 
-_TRANSFORMS = {"ReadDocuments", "ParseDocuments", "ChunkDocuments", "EmbedChunks", "WriteChunkTable", "ChunkFiles"}
+_TRANSFORMS = {"ReadDocuments", "ParseDocuments", "ChunkDocuments", "EmbedChunks", "WriteChunkTable", "ChunkFiles",
+               "read_table", "table_files"}
 
 
 def __getattr__(name: str):

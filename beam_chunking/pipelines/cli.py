@@ -21,6 +21,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("run", help="run the chunking pipeline", add_help=False)
     sub.add_parser("strategies", help="list the registered strategies")
+    sub.add_parser("template", help="write a classic Dataflow template (job file)", add_help=False)
     if not argv or argv[0] in ("-h", "--help"):
         parser.print_help()
         return 0 if argv else 2
@@ -31,6 +32,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         for name, cls in sorted(REGISTRY.items()):
             print(f"{name:13s} {(cls.__doc__ or '').strip().splitlines()[0]}")
         return 0
+    if command == "template":
+        from beam_chunking.pipelines.templates import template_command
+
+        return template_command(rest)
     if command != "run":
         parser.print_usage(sys.stderr)
         print(f"beam-chunking: unknown command {command!r}", file=sys.stderr)
@@ -43,6 +48,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("beam_chunking").setLevel(logging.INFO)
+    # Beam's DaskRunner warns once per source partition that its default partition size changed.
+    logging.getLogger("apache_beam.runners.dask.transform_evaluator").setLevel(logging.ERROR)
     from beam_chunking.pipelines.run import run
 
     try:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import os
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
@@ -11,7 +13,8 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 import yaml
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import (GoogleCloudOptions, PipelineOptions, SetupOptions, StandardOptions,
+                                                  WorkerOptions)
 
 from beam_chunking.errors import ConfigError, MissingExtra
 from beam_chunking.pipelines.options import ChunkingOptions
@@ -25,6 +28,8 @@ LOCAL_RUNNER = "FnApiRunner"
 
 #: Runners Beam knows only by their full class path, accepted by their short name too.
 RUNNER_ALIASES = {"DaskRunner": "apache_beam.runners.dask.dask_runner.DaskRunner"}
+
+_GCS_FOLDER = re.compile(r"^gs://[a-z0-9][-_.a-z0-9]*[a-z0-9](/|$)")
 
 #: What a Dataflow job cannot start without: (option attribute, flag, what it is).
 DATAFLOW_REQUIRED = (
@@ -55,7 +60,43 @@ def resolve_runner(options: PipelineOptions) -> str:
         missing = [f"{flag} ({what})" for attr, flag, what in DATAFLOW_REQUIRED if not getattr(cloud, attr)]
         if missing:
             raise ConfigError(f"--runner {name} needs " + ", ".join(missing))
+        # Without a usable gs:// location Beam tries to create a default bucket instead, a
+        # call that retries for minutes.
+        for flag, value in (("--temp_location", cloud.temp_location), ("--staging_location", cloud.staging_location)):
+            if value is not None and not _GCS_FOLDER.match(value):
+                raise ConfigError(f"{flag} {value!r}: Dataflow needs a gs://BUCKET/FOLDER path")
+        _package_for_workers(options)
     return name
+
+
+def is_dataflow(options: PipelineOptions) -> bool:
+    """Whether ``options`` name a Dataflow runner (``DataflowRunner``, ``TestDataflowRunner``)."""
+    runner = options.view_as(StandardOptions).runner
+    return (runner if isinstance(runner, str) else type(runner).__name__).endswith("DataflowRunner")
+
+
+def new_pipeline(options: PipelineOptions) -> beam.Pipeline:
+    """A pipeline for ``options``; Beam's own option errors (a malformed ``--project``) become
+    one-line :class:`ConfigError`\ s."""
+    FileSystems.set_options(options)
+    try:
+        return beam.Pipeline(options=options)
+    except ValueError as exc:
+        raise ConfigError(" ".join(str(exc).split())) from None
+
+
+def _package_for_workers(options: PipelineOptions) -> None:
+    """Make sure remote workers can import beam-chunking: stage this checkout's setup.py when
+    the user named no way of installing it (a setup file, packages, or a container image)."""
+    setup = options.view_as(SetupOptions)
+    worker = options.view_as(WorkerOptions)
+    if setup.setup_file or setup.extra_packages or setup.requirements_file or worker.sdk_container_image:
+        return
+    checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "setup.py")
+    if not os.path.isfile(checkout):
+        raise ConfigError("remote workers need beam-chunking installed: pass --sdk_container_image IMAGE "
+                          "(see templates/Dockerfile) or --extra_package beam_chunking-VERSION.whl")
+    setup.setup_file = checkout
 
 
 def pipeline_options(argv: Optional[List[str]] = None) -> Tuple[PipelineOptions, PipelineSpec]:
@@ -182,9 +223,8 @@ def run(argv: Optional[List[str]] = None, *, wait: bool = True) -> Optional[RunS
     network. Any Beam pipeline option may be passed through.
     """
     options, spec = pipeline_options(argv)
-    FileSystems.set_options(options)
     started = time.perf_counter()
-    pipeline = beam.Pipeline(options=options)
+    pipeline = new_pipeline(options)
     build(pipeline, spec)
     result = pipeline.run()
     if not wait:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional
 
 import yaml
+from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.parsers.decode import ERROR_POLICIES
@@ -195,12 +196,16 @@ def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
 
 
 def read_spec_file(path: str) -> Dict[str, Any]:
-    """Read a YAML spec file into a mapping (not yet validated)."""
+    """Read a YAML spec file (a local path or ``gs://``) into a mapping (not yet validated)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
+        if FileSystems.get_scheme(path) is None:
+            with open(path, encoding="utf-8") as f:
+                data = yaml.safe_load(f)
+        else:  # gs:// and any other Beam filesystem
+            with FileSystems.open(path) as f:
+                data = yaml.safe_load(f.read().decode("utf-8"))
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the spec: {exc.strerror}") from None
+        raise ConfigError(f"{path}: cannot read the spec: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if data is not None and not isinstance(data, dict):

@@ -2,10 +2,11 @@
 from beam_chunking.transforms.chunk import ChunkDocuments
 from beam_chunking.transforms.compose import ChunkFiles
 from beam_chunking.transforms.embed import EmbedChunks
+from beam_chunking.transforms.manifest import read_table, table_files
 from beam_chunking.transforms.parse import ParseDocuments
 from beam_chunking.transforms.read import ReadDocuments
 from beam_chunking.transforms.records import ChunkedDocument, Failure
 from beam_chunking.transforms.write import WriteChunkTable
 
 __all__ = ["ReadDocuments", "ParseDocuments", "ChunkDocuments", "EmbedChunks", "WriteChunkTable", "ChunkFiles",
-           "ChunkedDocument", "Failure"]
+           "ChunkedDocument", "Failure", "read_table", "table_files"]

@@ -21,6 +21,7 @@ import logging
 import os
 import re
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, Iterable, List, Optional
 
 import pyarrow as pa
@@ -136,8 +137,9 @@ def commit(output: str, run_id: str, refs: Iterable[ShardRef], schemas: Dict[str
     tables, rows = {}, {}
     for table in TABLES:
         files = _table_files(by_table[table], run_folder(output, table, run_id), schemas[table], codec, num_shards)
-        try:
-            rows[table] = sum(_rows_in(p) for p in files)
+        try:  # footers are small reads; on object stores their latency dominates, so overlap them
+            with ThreadPoolExecutor(max_workers=min(16, len(files))) as pool:
+                rows[table] = sum(pool.map(_rows_in, files))
         except Exception as exc:
             raise RuntimeError(f"run {run_id}: a {table} file is missing or incomplete: {exc}") from exc
         tables[table] = [relative_to(output, p) for p in files]

@@ -127,7 +127,8 @@ def test_documents_spread_over_workers(mode, corpus, dask_address, tmp_path):
     per_document = {r["document_id"]: decode_metadata(r["metadata"])["worker_pid"] for r in read_table(out).to_pylist()}
     per_worker = {pid: list(per_document.values()).count(pid) for pid in set(per_document.values())}
     assert len(per_worker) == 2, per_worker
-    assert min(per_worker.values()) >= len(per_document) // 5, per_worker
+    if mode == "multi_processing":  # a static split; Dask balances dynamically (a busy worker takes less)
+        assert min(per_worker.values()) >= len(per_document) // 5, per_worker
 
 
 def explode_on(doc):

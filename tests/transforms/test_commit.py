@@ -1,0 +1,96 @@
+"""The commit on its own, on real files: what it publishes, what it refuses, what it removes."""
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from beam_chunking.schema import CHUNKS_SCHEMA, DOCUMENTS_SCHEMA
+from beam_chunking.transforms._commit import commit
+from beam_chunking.transforms._shards import ShardRef
+from beam_chunking.transforms.manifest import new_run_id, read_manifest, read_table, run_folder, table_files
+
+SCHEMAS = {"chunks": CHUNKS_SCHEMA, "documents": DOCUMENTS_SCHEMA}
+
+
+def document_file(output, run_id, ids, name="part-a.parquet"):
+    rows = [{"document_id": i, "uri": f"{i}.txt", "status": "ok"} for i in ids]
+    path = f"{run_folder(output, 'documents', run_id)}/{name}"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=DOCUMENTS_SCHEMA), path)
+    return ShardRef("documents", path)
+
+
+def files_under(folder):
+    return sorted(os.path.relpath(os.path.join(d, f), folder) for d, _, fs in os.walk(folder) for f in fs)
+
+
+def test_commit_publishes_reported_files_and_an_empty_chunks_table(tmp_path):
+    out, run_id = str(tmp_path), new_run_id()
+    orphan = document_file(out, run_id, ["x"], "part-orphan.parquet")  # a failed attempt's file
+    tables = commit(out, run_id, [document_file(out, run_id, ["a", "b"])], SCHEMAS, "zstd")
+    assert read_table(out, "documents").column("document_id").to_pylist() == ["a", "b"]
+    assert read_table(out, "chunks").num_rows == 0
+    assert read_manifest(out)["rows"] == {"chunks": 0, "documents": 2}
+    assert not os.path.exists(orphan.path)
+    assert files_under(out) == sorted(["_manifest.json", *tables["chunks"], *tables["documents"]])
+
+
+def test_missing_or_truncated_file_publishes_nothing(tmp_path):
+    out = str(tmp_path)
+    first = new_run_id()
+    commit(out, first, [document_file(out, first, ["a"])], SCHEMAS, "zstd")
+    before = read_manifest(out)
+    second = new_run_id()
+    gone = ShardRef("documents", f"{run_folder(out, 'documents', second)}/part-gone.parquet")
+    with pytest.raises(RuntimeError, match="missing or incomplete"):
+        commit(out, second, [gone], SCHEMAS, "zstd")
+    truncated = document_file(out, second, ["b"])
+    with open(truncated.path, "r+b") as f:
+        f.truncate(20)
+    with pytest.raises(RuntimeError, match="missing or incomplete"):
+        commit(out, second, [truncated], SCHEMAS, "zstd")
+    assert read_manifest(out) == before
+    assert read_table(out, "documents").column("document_id").to_pylist() == ["a"]
+
+
+def test_repeated_commit_is_idempotent(tmp_path):
+    out, run_id = str(tmp_path), new_run_id()
+    refs = [document_file(out, run_id, ["a"])]
+    commit(out, run_id, refs, SCHEMAS, "zstd")
+    files = files_under(out)
+    commit(out, run_id, refs, SCHEMAS, "zstd")  # a runner retrying the commit step
+    assert files_under(out) == files
+    assert read_table(out, "documents").num_rows == 1
+
+
+def test_garbage_collection_touches_only_what_runs_wrote(tmp_path):
+    out = str(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / "chunks").mkdir()
+    (tmp_path / "chunks" / "README.md").write_text("mine too")
+    legacy = tmp_path / "chunks" / "part-00000-of-00001.parquet"  # the old layout's shard
+    pq.write_table(CHUNKS_SCHEMA.empty_table(), legacy)
+    old, crashed = new_run_id(), new_run_id()
+    commit(out, old, [document_file(out, old, ["a"])], SCHEMAS, "zstd")
+    old_files = [p for t in ("chunks", "documents") for p in table_files(out, t)]
+    document_file(out, crashed, ["c"])  # started, never committed
+    current = new_run_id()
+    later = new_run_id()
+    document_file(out, later, ["l"])  # a run that started after this one: not ours to remove
+    commit(out, current, [document_file(out, current, ["b"])], SCHEMAS, "zstd")
+    assert not any(os.path.exists(p) for p in old_files)
+    assert not os.path.exists(run_folder(out, "documents", crashed)) and not legacy.exists()
+    assert os.path.isdir(run_folder(out, "documents", later))
+    assert (tmp_path / "notes.txt").read_text() == "mine" and (tmp_path / "chunks" / "README.md").exists()
+
+
+def test_fixed_shard_count_fills_missing_shards(tmp_path):
+    out, run_id = str(tmp_path), new_run_id()
+    ref = document_file(out, run_id, ["a"])
+    tables = commit(out, run_id, [ShardRef("documents", ref.path, 1)], SCHEMAS, "zstd", num_shards=4)
+    assert len(tables["documents"]) == 4 and len(tables["chunks"]) == 4
+    assert read_table(out, "documents").num_rows == 1
+    with pytest.raises(RuntimeError, match="reported twice"):
+        commit(out, new_run_id(), [ShardRef("documents", ref.path, 1), ShardRef("documents", ref.path + "x", 1)],
+               SCHEMAS, "zstd", num_shards=4)
