@@ -1,16 +1,6 @@
-"""``gs://`` input and output end to end, against gcp-storage-emulator on 127.0.0.1.
-
-Beam's first GCS access looks for Google credentials and, finding none, retries with backoff
-for about 25 s. The fixture avoids that without touching production code: it points
-``GOOGLE_APPLICATION_CREDENTIALS`` at an ``authorized_user`` file that carries an access token
-valid until 2999, so google-auth has credentials at once and never needs to refresh them.
-"""
+"""``gs://`` input and output end to end, against gcp-storage-emulator on 127.0.0.1."""
 import io
-import json
 import os
-import socket
-import subprocess
-import sys
 import time
 
 import pyarrow.parquet as pq
@@ -23,53 +13,16 @@ from apache_beam.io.filesystems import FileSystems  # noqa: E402
 from beam_chunking.pipelines.cli import main  # noqa: E402
 from beam_chunking.transforms.manifest import read_manifest, read_table  # noqa: E402
 from tests.helpers import parsed_text  # noqa: E402
+from tests.pipelines.gcs_emulator import gcs_emulator  # noqa: E402
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 BUCKET = "beam-chunking-test"
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def gcs(tmp_path_factory):
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-c",
-         "from gcp_storage_emulator.server import create_server; "
-         f"create_server('127.0.0.1', {port}, in_memory=True, default_bucket='{BUCKET}').run()"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail("gcp-storage-emulator did not start on 127.0.0.1")
-            time.sleep(0.1)
-    cred = tmp_path_factory.mktemp("gcs") / "credentials.json"
-    cred.write_text(json.dumps({"type": "authorized_user", "client_id": "test", "client_secret": "test",
-                                "refresh_token": "test", "token": "test", "expiry": "2999-01-01T00:00:00Z"}))
-    env = {"STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{port}", "GOOGLE_APPLICATION_CREDENTIALS": str(cred),
-           "GOOGLE_CLOUD_PROJECT": "test"}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield f"gs://{BUCKET}"
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        proc.terminate()
-        proc.wait(10)
+    with gcs_emulator(tmp_path_factory.mktemp("gcs"), BUCKET) as root:
+        yield root
 
 
 def _upload(root, names):
