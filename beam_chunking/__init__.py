@@ -24,17 +24,21 @@ from beam_chunking.strategies import (
     SentenceChunker,
     StructuralChunker,
     TokenChunker,
-    get,
 )
 from beam_chunking.types import Chunk, Document, ParsedDocument, Section
 
 __version__ = "0.1.0"
 
+_REGISTRY = {"get"}
 _TRANSFORMS = {"ReadDocuments", "ParseDocuments", "ChunkDocuments", "EmbedChunks", "WriteChunkTable", "ChunkFiles",
                "read_table", "table_files"}
 
 
 def __getattr__(name: str):
+    if name in _REGISTRY:  # the registry imports every strategy and template: load it on first use
+        import importlib
+
+        return getattr(importlib.import_module("beam_chunking.registry"), name)
     if name in _TRANSFORMS:
         from beam_chunking import transforms
 

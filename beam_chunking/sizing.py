@@ -93,7 +93,7 @@ def resolve_encoding_name(encoding: Optional[str] = None, model: Optional[str] =
         return tiktoken.model.encoding_name_for_model(model or "gpt-4")
     except KeyError:
         raise ConfigError(
-            f"model={model!r} is not a model tiktoken knows; pass encoding='cl100k_base' "
+            f"model={model!r} is not a model tiktoken knows; pass tokenizer='cl100k_base' "
             "or another encoding name instead"
         ) from None
 
@@ -135,7 +135,7 @@ def load_encoding(name: str):
                     f"run time: on a machine with network run python -c \"import tiktoken; "
                     f"tiktoken.get_encoding('{name}')\" with TIKTOKEN_CACHE_DIR set, then copy that "
                     f"folder (it must hold {keys}) to the workers and set TIKTOKEN_CACHE_DIR there; "
-                    "or use encoding='cl100k_base', which is bundled"
+                    "or use tokenizer='cl100k_base', which is bundled"
                 )
             enc = tiktoken.get_encoding(name)
         _ENCODINGS[name] = enc
@@ -193,6 +193,20 @@ class TiktokenSizer:
         lo = min(s for s, _ in spans)
         index = TokenIndex(self.tiktoken_encoding, text, lo, max(e for _, e in spans))
         return [index.count(text, s, e) for s, e in spans]
+
+
+def tiktoken_sizer(tokenizer: str) -> TiktokenSizer:
+    """A :class:`TiktokenSizer` for an encoding name (``"cl100k_base"``) or a model name
+    (``"gpt-4o"``, ``"text-embedding-3-small"``); encodings are tried first.
+
+    Raises:
+        ConfigError: neither an encoding nor a model tiktoken knows.
+    """
+    import tiktoken
+
+    if tokenizer in ("cl100k_base", *_ENCODING_FILES) or tokenizer in tiktoken.list_encoding_names():
+        return TiktokenSizer(encoding=tokenizer, model=None)
+    return TiktokenSizer(encoding=None, model=tokenizer)
 
 
 _HF_LOCK = threading.Lock()

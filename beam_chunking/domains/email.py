@@ -18,7 +18,7 @@ class EmailChunker(Chunker):
     """One chunk per e-mail part: ``headers``, ``body`` and ``attachment:<name>``.
 
     An attachment's sections (a PDF's pages, a sheet's rows) merge into one chunk with the
-    min/max page range. Size is unbounded, as the seed's template is; add a refiner to bound
+    min/max page range. Size is unbounded; add a refiner to bound
     a long body. Dropped parts are reported in the documents table.
 
     Args:
@@ -27,6 +27,7 @@ class EmailChunker(Chunker):
     """
 
     name = "email"
+    unit_template = "unbounded"
     include_headers: bool = True
     include_attachments: bool = True
 

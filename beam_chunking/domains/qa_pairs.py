@@ -43,6 +43,7 @@ class QAPairsChunker(Chunker):
     """
 
     name = "qa_pairs"
+    unit_template = "unbounded"
     question_column: Column = "question"
     answer_column: Column = "answer"
     skip_header: bool = True

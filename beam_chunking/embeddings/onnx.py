@@ -1,6 +1,6 @@
 """ONNX embedders on onnxruntime and HF ``tokenizers``, loaded once per process.
 
-Model I/O contract (seed 000): ``input_ids`` is required; ``attention_mask`` and
+Model I/O contract: ``input_ids`` is required; ``attention_mask`` and
 ``token_type_ids`` are fed only when the model declares them; the token-level output is
 found by name (``last_hidden_state`` by default, else the model's single output) and its
 shape is checked on every pass, so a pooled ``[batch, d]`` export fails with a clear error.

@@ -1,6 +1,6 @@
 """Source code: the whole file as one section of kind ``code`` with its ``language``.
 
-The language comes from the extension (seed 000's table plus ``.c``/``.jsx``); the content
+The language comes from the extension; the content
 type is ``text/x-<language>`` so a router can send code to the code strategy.
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@ The first non-empty row of a sheet is its header, kept as a section of kind ``he
 (``name | age``). Every following non-empty row becomes a section of kind ``row`` whose text is one ``column: value`` line per non-empty cell, so a
 chunk of a single row still says what each value means; the section metadata carries
 ``row`` (the 1-based row number in the file or sheet, the header being row 1 when it comes
-first), ``sheet`` (the worksheet name; for CSV/TSV the file name, as in seed 001) and
+first), ``sheet`` (the worksheet name; for CSV/TSV the file name) and
 ``columns`` (the header names). Cells without a header name are called ``column N``.
 
 XLSX is streamed with openpyxl's read-only mode (cached values of formulas, not formulas)

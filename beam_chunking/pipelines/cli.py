@@ -27,10 +27,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     if command == "strategies":
-        from beam_chunking.strategies import REGISTRY
+        from beam_chunking.registry import listing
 
-        for name, cls in sorted(REGISTRY.items()):
-            print(f"{name:13s} {(cls.__doc__ or '').strip().splitlines()[0]}")
+        print(listing())
         return 0
     if command == "template":
         from beam_chunking.pipelines.templates import template_command

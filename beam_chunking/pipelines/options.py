@@ -1,18 +1,47 @@
 """Pipeline options: the chunking job's own flags beside every Beam option."""
 from __future__ import annotations
 
+from typing import Dict, List, Tuple
+
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from beam_chunking.parsers.decode import ERROR_POLICIES
 from beam_chunking.schema import COMPRESSIONS
 
 
+#: Prefix of the parsed-argument names that hold strategy options.
+OPTION_PREFIX = "strategy_option__"
+
+
+def strategy_flags() -> Dict[str, Tuple[str, List[str]]]:
+    """One flag per strategy option name across the registry: ``name -> (help, strategies)``.
+
+    Derived from the strategies' dataclass fields and docstrings, plugins included, so a new
+    option or strategy gets its flag with no change here.
+    """
+    from beam_chunking.registry import options, registry
+
+    flags: Dict[str, Tuple[str, List[str]]] = {}
+    for strategy, cls in sorted(registry().items()):
+        for option in options(cls):
+            help_text, owners = flags.get(option.name, (option.help, []))
+            flags[option.name] = (help_text or option.help, owners + [strategy])
+    return flags
+
+
+def strategy_flag_values(opts: PipelineOptions) -> Dict[str, str]:
+    """The strategy options given as flags, ``name -> raw text`` (YAML-parsed later)."""
+    return {k[len(OPTION_PREFIX):]: v for k, v in opts.get_all_options().items()
+            if k.startswith(OPTION_PREFIX) and v is not None}
+
+
 class ChunkingOptions(PipelineOptions):
     """Flags of ``beam-chunking run`` (hyphen and underscore spellings both work).
 
     ``--input``, ``--output``, ``--config`` (a YAML spec), ``--strategy`` (default
-    ``recursive``), ``--max-chunk-size`` / ``--overlap`` (the strategy's unit),
-    ``--strategy-option KEY=VALUE`` (repeatable, any other option of the strategy),
+    ``recursive``), one flag per strategy option (``--max-chunk-size``, ``--overlap``,
+    ``--tokenizer`` ..., in the strategy's unit; ``beam-chunking strategies`` lists them),
+    ``--strategy-option KEY=VALUE`` (repeatable, the same options by name),
     ``--overwrite``, ``--token-counter`` (default ``cl100k_base``; ``none`` to skip),
     ``--decode-errors`` (``strict`` or ``replace``), ``--compression`` (default ``zstd``),
     ``--num-shards`` (default 0: the runner decides).
@@ -24,9 +53,10 @@ class ChunkingOptions(PipelineOptions):
         parser.add_argument("--output", dest="output", default=None, help="Output folder for the Parquet tables.")
         parser.add_argument("--config", dest="config", default=None, help="YAML pipeline spec.")
         parser.add_argument("--strategy", dest="strategy", default=None, help="Strategy registry name.")
-        parser.add_argument("--max-chunk-size", "--max_chunk_size", dest="max_chunk_size", type=int, default=None,
-                            help="Strategy size ceiling, in the strategy's unit.")
-        parser.add_argument("--overlap", dest="overlap", type=int, default=None, help="Strategy overlap.")
+        for name, (help_text, owners) in sorted(strategy_flags().items()):
+            parser.add_argument(f"--{name.replace('_', '-')}", *([f"--{name}"] if "_" in name else []),
+                                dest=f"{OPTION_PREFIX}{name}", default=None, metavar="VALUE",
+                                help=f"{help_text} (strategies: {', '.join(owners)})")
         parser.add_argument("--strategy-option", "--strategy_option", dest="strategy_option", action="append",
                             default=None, help="KEY=VALUE option of the strategy (repeatable).")
         parser.add_argument("--overwrite", dest="overwrite", action="store_true", default=False,

@@ -17,7 +17,7 @@ from apache_beam.options.pipeline_options import (GoogleCloudOptions, PipelineOp
                                                   WorkerOptions)
 
 from beam_chunking.errors import ConfigError, MissingExtra
-from beam_chunking.pipelines.options import ChunkingOptions
+from beam_chunking.pipelines.options import ChunkingOptions, strategy_flag_values
 from beam_chunking.pipelines.spec import PipelineSpec, parse_spec, read_spec_file
 from beam_chunking.transforms import ChunkFiles
 from beam_chunking.transforms.manifest import TABLES, read_manifest, table_files
@@ -131,11 +131,7 @@ def spec_from_options(opts: ChunkingOptions) -> PipelineSpec:
         data["overwrite"] = True
     if opts.token_counter is not None:
         data["token_counter"] = None if opts.token_counter.lower() == "none" else opts.token_counter
-    flags: Dict[str, Any] = {}
-    if opts.max_chunk_size is not None:
-        flags["max_chunk_size"] = opts.max_chunk_size
-    if opts.overlap is not None:
-        flags["overlap"] = opts.overlap
+    flags: Dict[str, Any] = {k: _option_value(v) for k, v in strategy_flag_values(opts).items()}
     for item in opts.strategy_option or []:
         key, sep, value = item.partition("=")
         if not sep or not key:

@@ -7,7 +7,7 @@ Example::
     overwrite: true
     strategy: {name: recursive, max_chunk_size: 800, overlap: 80}
     routes:
-      text/markdown: {name: sentence, max_tokens: 256, overlap_tokens: 32}
+      text/markdown: {name: sentence, max_chunk_size: 256, overlap: 32}
     token_counter: cl100k_base
     decode_errors: strict
     compression: zstd
@@ -18,7 +18,7 @@ Example::
     embed: minilm                  # or {model_path: m.onnx, tokenizer_path: tokenizer.json}
 
 Every error names the key path and the bad value, e.g.
-``routes.text/markdown.max_tokens: ...``.
+``routes.text/markdown.max_chunk_size: ...``.
 """
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ from beam_chunking.parsers.decode import ERROR_POLICIES
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, ParseLimits
 from beam_chunking.schema import COMPRESSIONS, RESERVED_TYPES, encode_metadata_value
 from beam_chunking.sizing import get_sizer
-from beam_chunking.strategies import DEFAULT_STRATEGY, REGISTRY, Router, get
+from beam_chunking.registry import DEFAULT_STRATEGY, get, registry
+from beam_chunking.strategies import Router
 from beam_chunking.refiners import Refined, SemanticRefiner
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.strategies.semantic import resolve_embedder
@@ -73,9 +74,10 @@ def build_strategy(value: Any, path: str) -> Chunker:
         raise ConfigError(f"{path}: expected a mapping with 'name', got {value!r}")
     options = dict(value)
     name = options.pop("name", DEFAULT_STRATEGY)
-    if name not in REGISTRY:
-        raise ConfigError(f"{path}.name: {name!r} is not a strategy; choose one of {', '.join(sorted(REGISTRY))}")
-    cls = REGISTRY[name]
+    known_strategies = registry()
+    if name not in known_strategies:
+        raise ConfigError(f"{path}.name: {name!r} is not a strategy; choose one of {', '.join(sorted(known_strategies))}")
+    cls = known_strategies[name]
     known = {f.name for f in dataclasses.fields(cls) if f.init}
     for key in options:
         if key not in known:

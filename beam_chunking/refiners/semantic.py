@@ -19,9 +19,8 @@ class SemanticRefiner:
 
     Use it after a strategy that does not bound size (``hierarchical`` and the templates that
     build on it, ``email``) or to tighten any other. With an embedder, an oversized chunk is
-    cut at its lowest-similarity sentence boundary, recursively, until every piece fits
-    (seed 000's semantic refinement); without one (``embedder=None``) sentences are packed
-    greedily. A sentence longer than the ceiling is cut by characters. Every piece keeps the
+    cut at its lowest-similarity sentence boundary, recursively, until every piece fits;
+    without one (``embedder=None``) sentences are packed greedily. A sentence longer than the ceiling is cut by characters. Every piece keeps the
     parent's metadata, including its ``page``/``page_end`` range (the narrowest range the
     re-split can vouch for), plus ``refined_from`` (the parent's chunk id). Chunks that fit,
     and table pieces with a repeated header, pass through unchanged.

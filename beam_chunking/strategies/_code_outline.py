@@ -6,7 +6,7 @@ Three ways to outline a file, best first:
 - Other languages: tree-sitter with the language's grammar wheel (``pip install
   "beam-chunking[code]"``); grammars are packaged, nothing downloads.
 - Otherwise (no grammar, unknown language, or a file the parser rejects): per-language
-  regular expressions for definition lines plus indentation, as seed 000's heuristic
+  regular expressions for definition lines plus indentation, as a heuristic
   splitter does (a ``\\ndef`` inside a string can fool this path, never the others).
 
 A statement that starts at nesting depth ``d`` scores ``1 + d`` (top-level definitions are

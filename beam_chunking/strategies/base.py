@@ -7,6 +7,7 @@ the section's provenance (heading path, page range, section metadata).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar, Dict, Iterable, List, Optional, Tuple
 
@@ -63,6 +64,15 @@ class Chunker:
     """Base of all strategies. Subclasses set ``name`` and implement ``chunk_document``."""
 
     name: ClassVar[str] = ""
+    #: What ``max_chunk_size`` and ``overlap`` count, formatted with the strategy's fields:
+    #: ``"characters"``, ``"{tokenizer} tokens"``, or ``"unbounded"`` (no size at all).
+    unit_template: ClassVar[str] = "characters"
+
+    @property
+    def unit(self) -> str:
+        """What this strategy's sizes count, e.g. ``"characters"`` or ``"cl100k_base tokens"``."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return self.unit_template.format(**values)
 
     def setup(self) -> None:
         """Load models or other resources; a pipeline calls it once per worker process."""

@@ -18,13 +18,13 @@ _BY_CONTENT_TYPE = {ctype: lang for lang, ctype in CONTENT_TYPES.items()}
 
 @dataclass(frozen=True)
 class CodeChunker(Chunker):
-    """Code split at the highest syntax boundary that helps (seed 000's CodeChunking, parsed).
+    """Code split at the highest syntax boundary that helps (parsed, not guessed).
 
     The file is outlined by a real parser where one is available offline: Python's own
     ``ast``, and tree-sitter with the language's grammar wheel for javascript, typescript,
     java, go, rust, ruby, csharp, cpp/c, php and swift (``pip install
     "beam-chunking[code]"``). Without one, per-language definition-line patterns and
-    indentation are used, as in the seed (there a ``def`` inside a string can mislead; the
+    indentation are used (there a ``def`` inside a string can mislead; the
     parsers are never misled). Top-level definitions are the strongest boundaries, then
     methods, then statements inside functions, then blank lines, then lines; a single line
     over the budget is cut at its last whitespace before the budget (a grapheme boundary when
@@ -45,7 +45,7 @@ class CodeChunker(Chunker):
     Args:
         max_chunk_size: Ceiling per chunk, in characters, overlap included. Default 1500.
         overlap: Characters of whole trailing lines of the previous chunk repeated, at most.
-            Default 0 (the seed's advice for code).
+            Default 0 (overlap rarely helps code retrieval).
         language: Force a language (``"python"``...); default ``None`` (detect).
         parser: ``"auto"`` (default), ``"tree-sitter"`` (also for Python) or ``"heuristic"``.
     """

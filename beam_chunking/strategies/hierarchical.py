@@ -46,7 +46,7 @@ class Group:
 
 @dataclass(frozen=True)
 class HierarchicalChunker(Chunker):
-    """One chunk per heading subtree, down to ``max_depth`` (seed 000's HierarchicalMerger).
+    """One chunk per heading subtree, down to ``max_depth``.
 
     A chunk is a heading with all the text beneath it, including deeper headings, down to
     ``max_depth`` levels of the heading path; text before the first heading is a chunk of
@@ -70,9 +70,12 @@ class HierarchicalChunker(Chunker):
         heading_detection: Where patterns run: ``"unstructured"`` (sections without a parser
             heading; default), ``"always"`` (inside every section, nested under the parser's
             heading) or ``"never"``.
+        max_heading_chars: Longest line, in characters, that a pattern may take as a
+            heading; 0 for no limit. Default 120.
     """
 
     name = "hierarchical"
+    unit_template = "unbounded"
     #: Templates built on this class stamp ``template`` and name their top-level heading.
     template: ClassVar[str] = ""
     top_key: ClassVar[str] = ""

@@ -35,16 +35,16 @@ def _extend_start(text: str, start: int, floor: int) -> int:
 
 @dataclass(frozen=True)
 class LateChunker(Chunker):
-    """Late chunking (seed 000): whole-section token vectors, pooled per token window.
+    """Late chunking: whole-section token vectors, pooled per token window.
 
     Each section is embedded once by a token embedder (long sections are windowed and
     stitched by the embedder, so any length works), then cut into windows of
-    ``window_tokens`` model tokens overlapping by ``overlap_tokens``. A chunk's span is the
+    ``max_chunk_size`` model tokens overlapping by ``overlap``. A chunk's span is the
     exact ``str`` span from its first token's start to its last token's end, and its
     embedding is the L2-normalised mean of its window's token vectors, so every chunk
     vector carries context from the whole section.
 
-    Beyond the seed: HF tokenizers map offsets back into the original string even when
+    HF tokenizers map offsets back into the original string even when
     normalisation changes its length, so CJK and NFD text are chunked, not refused; a
     combining mark or other character that no token claims is taken into the chunk next to
     it, so no text is lost. If the token embedder fails, the section is still chunked into
@@ -55,18 +55,19 @@ class LateChunker(Chunker):
     Args:
         embedder: ``"minilm"`` (default), a mapping of ``OnnxEmbedder`` options, or an object
             with ``embed_tokens(text)``.
-        window_tokens: Model tokens per chunk. Default 256.
-        overlap_tokens: Tokens shared by neighbouring chunks. Default 32.
+        max_chunk_size: Model tokens per chunk, overlap included. Default 256.
+        overlap: Model tokens shared by neighbouring chunks. Default 32.
     """
 
     name = "late"
+    unit_template = "embedding-model tokens"
     embedder: Any = "minilm"
-    window_tokens: int = 256
-    overlap_tokens: int = 32
+    max_chunk_size: int = 256
+    overlap: int = 32
 
     def __post_init__(self) -> None:
-        require_positive("LateChunker", "window_tokens", self.window_tokens)
-        require_overlap("LateChunker", "window_tokens", self.window_tokens, "overlap_tokens", self.overlap_tokens)
+        require_positive("LateChunker", "max_chunk_size", self.max_chunk_size)
+        require_overlap("LateChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
         object.__setattr__(self, "_model", resolve_embedder(self.embedder, "LateChunker"))
 
     def setup(self) -> None:
@@ -76,7 +77,8 @@ class LateChunker(Chunker):
 
     def _fallback(self, doc: ParsedDocument, start: int, end: int, meta, chunks: List[Chunk], error: Exception) -> None:
         _LOG.warning("late chunking fell back to token windows for %s [%d:%d]: %s", doc.uri or doc.id, start, end, error)
-        windows = TokenChunker(window_tokens=max(4, self.window_tokens), overlap_tokens=min(self.overlap_tokens, self.window_tokens - 1))
+        window = max(4, self.max_chunk_size)
+        windows = TokenChunker(max_chunk_size=window, overlap=min(self.overlap, window - 1))
         fallback_meta = dict(meta, late_chunking_fallback=True)
         for s, e, n in windows.section_spans(doc.text, start, end):
             chunks.append(Chunk(doc.id, len(chunks), s, e, doc.text[s:e], n, fallback_meta))
@@ -107,11 +109,11 @@ class LateChunker(Chunker):
                 continue
             base = section.start
             late_meta = dict(meta, embedding_model=name, late_chunking=True)
-            step = self.window_tokens - self.overlap_tokens
+            step = self.max_chunk_size - self.overlap
             i = 0
             prev_start = -1
             while True:
-                j = min(i + self.window_tokens, n)
+                j = min(i + self.max_chunk_size, n)
                 first, last = keep[i], keep[j - 1]
                 s = base + int(offsets[first][0])
                 e = base + int(offsets[last][1])

@@ -22,7 +22,7 @@ class Router(Chunker):
         default: Strategy for everything else, or ``None`` to fail unmatched documents.
 
     Example:
-        >>> from beam_chunking.strategies import get
+        >>> from beam_chunking.registry import get
         >>> router = Router({"text/markdown": get("sentence")}, default=get("recursive"))
     """
 

@@ -10,9 +10,8 @@ from beam_chunking.embeddings.base import normalize
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies._sentences import sentence_spans
 from beam_chunking.strategies._text import skip_space, trim_end
-from beam_chunking.strategies.base import Chunker, require_overlap, require_positive, section_metadata
+from beam_chunking.strategies.base import Chunker, require_positive, section_metadata
 from beam_chunking.strategies.recursive import RecursiveChunker
-from beam_chunking.strategies.sentence import SentenceChunker
 from beam_chunking.types import Chunk, ParsedDocument
 
 Span = Tuple[int, int]
@@ -92,7 +91,7 @@ def breakpoints(sims: np.ndarray, percentile: Optional[float], threshold: Option
 
 @dataclass(frozen=True)
 class SemanticChunker(Chunker):
-    """Sentences embedded, neighbours compared, cut where similarity drops (seed 000 and 001).
+    """Sentences embedded, neighbours compared, cut where similarity drops.
 
     Each section's sentences are embedded (each unique sentence once per document, in batches
     of ``batch_size``: at most ``ceil(unique sentences / batch_size)`` embedder calls) and the
@@ -101,13 +100,12 @@ class SemanticChunker(Chunker):
     - the ``breakpoint_percentile`` of the section's similarities (default mode). **The
       percentile is on a 0-1 scale: 0.25 is the 25th percentile** (other libraries use 0-100;
       a value above 1 is rejected with that hint); or
-    - ``similarity_threshold`` when set (seed 001's variant, e.g. 0.5).
+    - ``similarity_threshold`` when set (e.g. 0.5).
 
     Sections (headings, pages, slides) are hard boundaries. In percentile mode groups shorter
     than ``min_chunk_size`` characters merge into their more similar neighbour, and groups over
     ``max_chunk_size`` are split at sentence boundaries (a longer sentence by characters):
-    ``max_chunk_size`` is a hard ceiling. In threshold mode a group without a similarity
-    drop is cut by tokens: whole sentences up to ``max_tokens`` with ``overlap_tokens``.
+    ``max_chunk_size`` is a hard ceiling in both modes. Sizes are in characters.
 
     ``document_level=True`` embeds all sections of a document in one call and merges adjacent
     sections whose similarity reaches ``similarity_threshold`` (0.5 when unset) while they fit
@@ -116,7 +114,7 @@ class SemanticChunker(Chunker):
 
     With ``reuse_embeddings`` (default) each chunk of whole sentences gets the normalised mean
     of its sentence vectors as its embedding, with ``embedding_model`` metadata, so an
-    embedding stage with the same model does not embed it again (seed 001).
+    embedding stage with the same model does not embed it again.
 
     Args:
         embedder: ``"minilm"`` (default, the ``minilm`` extra), a mapping of ``OnnxEmbedder``
@@ -125,9 +123,7 @@ class SemanticChunker(Chunker):
         similarity_threshold: Cosine similarity below which to cut; ``None`` (default) uses
             the percentile.
         min_chunk_size: Characters; smaller groups merge. Default 100.
-        max_chunk_size: Characters; hard ceiling in percentile mode. Default 1500.
-        max_tokens: Token ceiling in threshold mode (cl100k). Default 512.
-        overlap_tokens: Overlap of token-based cuts in threshold mode. Default 64.
+        max_chunk_size: Characters; hard ceiling. Default 1500.
         batch_size: Sentences per embedder call. Default 32.
         document_level: Merge whole sections by similarity first. Default ``False``.
         reuse_embeddings: Attach sentence-mean embeddings to chunks. Default ``True``.
@@ -139,8 +135,6 @@ class SemanticChunker(Chunker):
     similarity_threshold: Optional[float] = None
     min_chunk_size: int = 100
     max_chunk_size: int = 1500
-    max_tokens: int = 512
-    overlap_tokens: int = 64
     batch_size: int = 32
     document_level: bool = False
     reuse_embeddings: bool = True
@@ -161,8 +155,6 @@ class SemanticChunker(Chunker):
         if self.min_chunk_size > self.max_chunk_size:
             raise ConfigError(f"{owner}.min_chunk_size={self.min_chunk_size} must not exceed "
                               f"max_chunk_size={self.max_chunk_size}", field="min_chunk_size")
-        require_positive(owner, "max_tokens", self.max_tokens, minimum=4)
-        require_overlap(owner, "max_tokens", self.max_tokens, "overlap_tokens", self.overlap_tokens)
         require_positive(owner, "batch_size", self.batch_size)
         object.__setattr__(self, "_model", resolve_embedder(self.embedder, owner))
 
@@ -183,18 +175,9 @@ class SemanticChunker(Chunker):
         groups = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
         if self.similarity_threshold is None:
             groups = self._merge_small(spans, sims, groups)
-            out: List[List[Span]] = []
-            for a, b in groups:
-                out.extend(pack_sentences(text, spans[a:b], self.max_chunk_size))
-            return out
-        splitter = SentenceChunker(max_tokens=self.max_tokens, overlap_tokens=self.overlap_tokens)
-        out = []
+        out: List[List[Span]] = []
         for a, b in groups:
-            pieces = splitter.section_spans(text, spans[a][0], spans[b - 1][1])
-            if len(pieces) == 1:
-                out.append(spans[a:b])
-            else:  # no similarity drop in a long run: cut by tokens (seed 001)
-                out.extend([[(s, e)] for s, e, _ in pieces])
+            out.extend(pack_sentences(text, spans[a:b], self.max_chunk_size))
         return out
 
     def _merge_small(self, spans: List[Span], sims: np.ndarray, groups: List[Span]) -> List[Span]:

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List
 
 import numpy as np
 
-from beam_chunking.sizing import TiktokenSizer
+from beam_chunking.sizing import TiktokenSizer, tiktoken_sizer
 from beam_chunking.strategies._sentences import sentence_spans
 from beam_chunking.strategies._token_windows import token_windows
 from beam_chunking.token_index import TokenIndex
@@ -16,39 +16,38 @@ from beam_chunking.strategies.token import MIN_WINDOW_TOKENS
 
 @dataclass(frozen=True)
 class SentenceChunker(SectionChunker):
-    """Whole sentences packed up to ``max_tokens``, repeating trailing sentences as overlap.
+    """Whole sentences packed up to ``max_chunk_size`` tokens, repeating trailing sentences as overlap.
 
     Sentences come from a rule-based segmenter that keeps "Dr. Smith", "U.S. capital", 3.14,
     v1.2.3, URLs and e-mail addresses whole and splits Chinese/Japanese on 。！？ without
     inserting anything. A chunk after the first starts with the previous chunk's last
-    sentences whose tokens add up to at most ``overlap_tokens`` (none when the last sentence
-    alone is larger). A sentence longer than ``max_tokens`` is cut into token windows.
+    sentences whose tokens add up to at most ``overlap`` (none when the last sentence
+    alone is larger). A sentence longer than ``max_chunk_size`` is cut into token windows.
 
-    ``max_tokens`` is a hard ceiling counted on each chunk's own text, overlap included.
+    ``max_chunk_size`` is a hard ceiling counted on each chunk's own text, overlap included.
 
     Args:
-        max_tokens: Token budget per chunk. Default 512.
-        overlap_tokens: Tokens of trailing sentences repeated, at most. Default 64.
-        model: Model whose tokenizer counts. Default ``"gpt-4"`` (``cl100k_base``).
-        encoding: Encoding name; wins over ``model``. Default ``None``.
+        max_chunk_size: Tokens per chunk, overlap included; at least 4. Default 512.
+        overlap: Tokens of trailing sentences repeated, at most. Default 64.
+        tokenizer: A tiktoken encoding or model name. Default ``"cl100k_base"``.
 
     Example:
-        >>> [c.text for c in SentenceChunker(max_tokens=12, overlap_tokens=0).chunk(
+        >>> [c.text for c in SentenceChunker(max_chunk_size=12, overlap=0).chunk(
         ...     "Dr. Smith went to Washington. He met Mrs. Jones there.")]
         ['Dr. Smith went to Washington.', 'He met Mrs. Jones there.']
     """
 
     name = "sentence"
-    max_tokens: int = 512
-    overlap_tokens: int = 64
-    model: Optional[str] = "gpt-4"
-    encoding: Optional[str] = None
+    unit_template = "{tokenizer} tokens"
+    max_chunk_size: int = 512
+    overlap: int = 64
+    tokenizer: str = "cl100k_base"
 
     def __post_init__(self) -> None:
-        require_positive("SentenceChunker", "max_tokens", self.max_tokens, minimum=MIN_WINDOW_TOKENS)
-        require_overlap("SentenceChunker", "max_tokens", self.max_tokens, "overlap_tokens", self.overlap_tokens)
+        require_positive("SentenceChunker", "max_chunk_size", self.max_chunk_size, minimum=MIN_WINDOW_TOKENS)
+        require_overlap("SentenceChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
         # Resolve (and load, offline) now; chunking then looks the encoding up by name.
-        object.__setattr__(self, "_sizer", TiktokenSizer(encoding=self.encoding, model=self.model))
+        object.__setattr__(self, "_sizer", tiktoken_sizer(self.tokenizer))
 
     @property
     def sizer(self) -> TiktokenSizer:
@@ -63,7 +62,7 @@ class SentenceChunker(SectionChunker):
         (see ``TokenIndex.count``) and a sentence is given back while it is over budget.
         """
         enc = self.sizer.tiktoken_encoding
-        budget, overlap = self.max_tokens, self.overlap_tokens
+        budget, overlap = self.max_chunk_size, self.overlap
         sents = sentence_spans(text, start, end)
         if not sents:
             return []

@@ -1,11 +1,11 @@
-"""Structure-first splitting within a token budget (seed 001's StructuralChunker)."""
+"""Structure-first splitting within a token budget."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from beam_chunking.sizing import TiktokenSizer
+from beam_chunking.sizing import tiktoken_sizer
 from beam_chunking.strategies._levels import line_starts, split_levels
 from beam_chunking.strategies._tables import split_table, table_blocks
 from beam_chunking.strategies._token_windows import token_windows
@@ -86,12 +86,12 @@ def structure_scores(text: str, lines: List[int]) -> Tuple[List[int], List[Tuple
 
 @dataclass(frozen=True)
 class StructuralChunker(Chunker):
-    """Split on structure, coarsest first, within a hard token ceiling (seed 001).
+    """Split on structure, coarsest first, within a hard token ceiling.
 
     Boundaries, strongest first: headings (always cut, also Markdown headings inside a
     section), code-fence and table edges, paragraphs starting at indentation 0 and brace
     depth 0, dedents and brace-depth drops, blank lines, then line breaks; a single line over
-    the budget is cut into token windows. Pieces are packed greedily up to ``max_tokens``,
+    the budget is cut into token windows. Pieces are packed greedily up to ``max_chunk_size``,
     and a piece that fits is never split, so a code block, a function body or a table that
     fits stays whole. The better choice for Markdown with deep headings, HTML, config files
     and code; use the sentence or semantic strategies for prose.
@@ -106,19 +106,19 @@ class StructuralChunker(Chunker):
     one, ``language``; table chunks carry ``chunk_kind="table"``. No overlap.
 
     Args:
-        max_tokens: Hard ceiling per chunk, counted on the chunk's own text. Default 512.
-        model: Model whose tokenizer counts. Default ``"gpt-4"`` (``cl100k_base``).
-        encoding: Encoding name; wins over ``model``. Default ``None``.
+        max_chunk_size: Hard ceiling per chunk in tokens, counted on the chunk's own text; at
+            least 4. Default 512.
+        tokenizer: A tiktoken encoding or model name. Default ``"cl100k_base"``.
     """
 
     name = "structural"
-    max_tokens: int = 512
-    model: Optional[str] = "gpt-4"
-    encoding: Optional[str] = None
+    unit_template = "{tokenizer} tokens"
+    max_chunk_size: int = 512
+    tokenizer: str = "cl100k_base"
 
     def __post_init__(self) -> None:
-        require_positive("StructuralChunker", "max_tokens", self.max_tokens, minimum=MIN_WINDOW_TOKENS)
-        object.__setattr__(self, "_sizer", TiktokenSizer(encoding=self.encoding, model=self.model))
+        require_positive("StructuralChunker", "max_chunk_size", self.max_chunk_size, minimum=MIN_WINDOW_TOKENS)
+        object.__setattr__(self, "_sizer", tiktoken_sizer(self.tokenizer))
 
     def section_chunks(self, text: str, start: int, end: int) -> List[Tuple[int, int, Optional[str], Dict[str, Any], int]]:
         """``(start, end, prefix, metadata, tokens)`` chunks of one section (``prefix``: a
@@ -126,7 +126,7 @@ class StructuralChunker(Chunker):
         if not text[start:end].strip():
             return []
         enc = self._sizer.tiktoken_encoding
-        budget = self.max_tokens
+        budget = self.max_chunk_size
         tk = TokenIndex(enc, text, start, end)
 
         def measure(s: int, e: int) -> int:

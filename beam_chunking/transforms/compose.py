@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional
 import apache_beam as beam
 
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, ParseLimits
-from beam_chunking.strategies import DEFAULT_STRATEGY, get
+from beam_chunking.registry import DEFAULT_STRATEGY, get
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.transforms.chunk import ChunkDocuments
 from beam_chunking.transforms.embed import EmbedChunks

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from beam_chunking.domains import LegalChunker
 from beam_chunking.parsers import parse
-from beam_chunking.strategies import get
+from beam_chunking.registry import get
 from tests.helpers import check_chunks, check_pickle
 from tests.parsers.fixtures import docx_bytes, document
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 
 SPEC = """input: '{src}/*'
 output: '{out}'
-strategy: {{name: late, window_tokens: 64, overlap_tokens: 8}}
+strategy: {{name: late, max_chunk_size: 64, overlap: 8}}
 routes:
   text/markdown: {{name: semantic, max_chunk_size: 400}}
   text/html: hierarchical

@@ -119,18 +119,18 @@ def test_flags_overlay_the_spec_strategy(tmp_path):
     from beam_chunking.strategies import TokenChunker
 
     spec = tmp_path / "spec.yaml"
-    spec.write_text("input: a/*\noutput: b\nstrategy: {name: token, window_tokens: 64, overlap_tokens: 8}\n")
-    opts = ChunkingOptions(["--config", str(spec), "--strategy-option", "overlap_tokens=4"])
-    assert spec_from_options(opts).strategy == TokenChunker(window_tokens=64, overlap_tokens=4)
+    spec.write_text("input: a/*\noutput: b\nstrategy: {name: token, max_chunk_size: 64, overlap: 8}\n")
+    opts = ChunkingOptions(["--config", str(spec), "--strategy-option", "overlap=4"])
+    assert spec_from_options(opts).strategy == TokenChunker(max_chunk_size=64, overlap=4)
     opts = ChunkingOptions(["--config", str(spec), "--strategy", "fixed", "--max-chunk-size", "100"])
     assert spec_from_options(opts).strategy.max_chunk_size == 100
-    with pytest.raises(ConfigError, match=r"strategy\.overlap_tokens"):
-        spec_from_options(ChunkingOptions(["--config", str(spec), "--strategy-option", "overlap_tokens=64"]))
+    with pytest.raises(ConfigError, match=r"strategy\.overlap"):
+        spec_from_options(ChunkingOptions(["--config", str(spec), "--strategy-option", "overlap=64"]))
 
 
 def test_spec_validation_names_key_paths(tmp_path):
-    with pytest.raises(ConfigError, match=r"routes\.text/markdown\.max_tokens"):
-        parse_spec({"routes": {"text/markdown": {"name": "sentence", "max_tokens": 2}}})
+    with pytest.raises(ConfigError, match=r"routes\.text/markdown\.max_chunk_size"):
+        parse_spec({"routes": {"text/markdown": {"name": "sentence", "max_chunk_size": 2}}})
     with pytest.raises(ConfigError, match=r"strategy\.sizee: unknown option"):
         parse_spec({"strategy": {"name": "recursive", "sizee": 3}})
     with pytest.raises(ConfigError, match="unknown key 'inputs'"):
@@ -145,16 +145,16 @@ def test_spec_validation_names_key_paths(tmp_path):
         parse_spec({"max_bytes": "1MB"})
     assert parse_spec({"limits": {"max_rows": 10}, "max_bytes": 99}).limits.max_rows == 10
     spec_file = tmp_path / "spec.yaml"
-    spec_file.write_text("input: a/*\noutput: b\nroutes:\n  text/markdown: {name: sentence, max_tokens: 64, overlap_tokens: 8}\n")
+    spec_file.write_text("input: a/*\noutput: b\nroutes:\n  text/markdown: {name: sentence, max_chunk_size: 64, overlap: 8}\n")
     spec = load_spec(str(spec_file))
     assert isinstance(spec.strategy, Router)
-    assert spec.strategy.routes["text/markdown"] == SentenceChunker(max_tokens=64, overlap_tokens=8)
+    assert spec.strategy.routes["text/markdown"] == SentenceChunker(max_chunk_size=64, overlap=8)
 
 
 def test_cli_with_spec_and_flags(tmp_path):
     out = str(tmp_path / "out")
     spec = tmp_path / "spec.yaml"
-    spec.write_text(f"input: {EXAMPLES}/*.md\noutput: {out}\nstrategy: {{name: token, window_tokens: 64, overlap_tokens: 8}}\n"
+    spec.write_text(f"input: {EXAMPLES}/*.md\noutput: {out}\nstrategy: {{name: token, max_chunk_size: 64, overlap: 8}}\n"
                     "metadata: {team: search, version: 2}\n")
     assert main(["run", "--config", str(spec)]) == 0
     chunks = read(out, "chunks")

@@ -17,7 +17,7 @@ BOOK = "Contents\n\nChapter 1 Start 3\n\nChapter 1 Start\n\nIt begins here.\n\nI
 ROWS = "".join(f"| r{i} | value {i} with words |\n" for i in range(60))
 SPEC = """input: '{src}/*'
 output: '{out}'
-strategy: {{name: structural, max_tokens: 64}}
+strategy: {{name: structural, max_chunk_size: 64}}
 routes:
   text/x-python: {{name: code, max_chunk_size: 400}}
   text/plain: book

@@ -25,7 +25,7 @@ from beam_chunking.pipelines import templates
 from beam_chunking.pipelines.cli import main
 from beam_chunking.pipelines.run import summarize
 from beam_chunking.schema import COMPRESSIONS
-from beam_chunking.strategies import REGISTRY
+from beam_chunking.registry import REGISTRY
 from tests.pipelines.gcs_emulator import gcs_emulator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

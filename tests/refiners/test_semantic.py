@@ -5,7 +5,8 @@ import pytest
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.refiners import Refined, SemanticRefiner
-from beam_chunking.strategies import HierarchicalChunker, get
+from beam_chunking.registry import get
+from beam_chunking.strategies import HierarchicalChunker
 from beam_chunking.types import ParsedDocument, Section
 from tests.embeddings.fixtures import tiny_embedder
 from tests.helpers import check_chunks

@@ -9,7 +9,8 @@ from hypothesis import given, strategies as st
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.parsers import parse
-from beam_chunking.strategies import CodeChunker, get
+from beam_chunking.registry import get
+from beam_chunking.strategies import CodeChunker
 from beam_chunking.strategies.code import available_grammars
 from beam_chunking.types import ParsedDocument, Section
 from tests.helpers import adversarial_text, check_chunks, check_pickle, check_properties

@@ -6,7 +6,8 @@ from hypothesis import given
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.parsers import parse
-from beam_chunking.strategies import HierarchicalChunker, get
+from beam_chunking.registry import get
+from beam_chunking.strategies import HierarchicalChunker
 from beam_chunking.types import ParsedDocument, Section
 from tests.helpers import adversarial_text, check_chunks, check_pickle
 from tests.parsers.fixtures import document

@@ -25,7 +25,7 @@ class Broken:
 
 def test_windows_spans_and_pooled_embeddings(embedder):
     text = "The cat and the dog. " * 20 + "The stock market price fell. " * 20
-    chunks = LateChunker(embedder=embedder, window_tokens=24, overlap_tokens=4).chunk(text)
+    chunks = LateChunker(embedder=embedder, max_chunk_size=24, overlap=4).chunk(text)
     check_chunks(text, chunks)
     assert all(c.token_count <= 24 and c.metadata["late_chunking"] for c in chunks)
     assert chunks[1].start < chunks[0].end  # token overlap
@@ -37,7 +37,7 @@ def test_windows_spans_and_pooled_embeddings(embedder):
 
 def test_cjk_and_nfd_text_are_chunked_not_refused(embedder):
     nfd = "e\u0301te\u0301 " * 30 + "日本語の文 " * 10
-    chunks = LateChunker(embedder=embedder, window_tokens=7, overlap_tokens=0).chunk(nfd)
+    chunks = LateChunker(embedder=embedder, max_chunk_size=7, overlap=0).chunk(nfd)
     check_chunks(nfd, chunks)  # every combining mark (claimed by no token) is inside a chunk
     assert all(c.embedding is not None for c in chunks)
     assert all(not c.text[-1].isspace() and c.text.split(" ")[0][-1] == "\u0301" for c in chunks[:5])
@@ -45,7 +45,7 @@ def test_cjk_and_nfd_text_are_chunked_not_refused(embedder):
 
 def test_fallback_keeps_every_chunk_without_embeddings():
     text = "Plenty of words in this section. " * 60
-    chunks = LateChunker(embedder=Broken(), window_tokens=64, overlap_tokens=8).chunk(text)
+    chunks = LateChunker(embedder=Broken(), max_chunk_size=64, overlap=8).chunk(text)
     check_chunks(text, chunks)
     assert all(c.embedding is None and c.metadata["late_chunking_fallback"] for c in chunks)
 
@@ -60,16 +60,16 @@ def test_interrupts_propagate():
 
 
 def test_validation(embedder):
-    with pytest.raises(ConfigError, match="overlap_tokens=256 must be smaller"):
-        LateChunker(embedder=embedder, overlap_tokens=256)
-    with pytest.raises(ConfigError, match="window_tokens"):
-        LateChunker(embedder=embedder, window_tokens=0)
-    assert (LateChunker(embedder=embedder).window_tokens, LateChunker(embedder=embedder).overlap_tokens) == (256, 32)
+    with pytest.raises(ConfigError, match="overlap=256 must be smaller"):
+        LateChunker(embedder=embedder, overlap=256)
+    with pytest.raises(ConfigError, match="max_chunk_size"):
+        LateChunker(embedder=embedder, max_chunk_size=0)
+    assert (LateChunker(embedder=embedder).max_chunk_size, LateChunker(embedder=embedder).overlap) == (256, 32)
     check_pickle(LateChunker(embedder=embedder))
 
 
 @settings(max_examples=25)
 @given(adversarial_text)
 def test_exact_and_lossless_on_adversarial_text(embedder, text):
-    chunks = LateChunker(embedder=embedder, window_tokens=8, overlap_tokens=2).chunk(text)
+    chunks = LateChunker(embedder=embedder, max_chunk_size=8, overlap=2).chunk(text)
     check_chunks(text, chunks)

@@ -1,7 +1,8 @@
 import pytest
 
 from beam_chunking.errors import ConfigError, UnsupportedContentType
-from beam_chunking.strategies import REGISTRY, FixedSizeChunker, RecursiveChunker, Router, SentenceChunker, get
+from beam_chunking.registry import REGISTRY, get
+from beam_chunking.strategies import FixedSizeChunker, RecursiveChunker, Router, SentenceChunker
 from beam_chunking.types import ParsedDocument, Section
 
 

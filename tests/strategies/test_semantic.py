@@ -50,14 +50,14 @@ def test_sentence_vectors_are_not_attached_when_reuse_is_off(embedder):
     assert chunks and all(c.embedding is None and "embedding_model" not in c.metadata for c in chunks)
 
 
-def test_threshold_variant_and_token_ceiling(embedder):
+def test_threshold_variant_and_ceiling(embedder):
     text = " ".join(ANIMALS + MONEY)
     chunks = SemanticChunker(embedder=embedder, similarity_threshold=0.5).chunk(text)
     assert [c.text for c in chunks] == [" ".join(ANIMALS), " ".join(MONEY)]
-    long = " ".join(ANIMALS * 40)  # no similarity drop at all: cut by tokens with overlap
-    chunks = SemanticChunker(embedder=embedder, similarity_threshold=0.5, max_tokens=64, overlap_tokens=8).chunk(long)
-    assert len(chunks) > 5 and all(tokens(c.text) <= 64 for c in chunks)
-    assert chunks[1].start < chunks[0].end  # overlap
+    long = " ".join(ANIMALS * 40)  # no similarity drop at all: whole sentences up to the ceiling
+    chunks = SemanticChunker(embedder=embedder, similarity_threshold=0.5, max_chunk_size=300).chunk(long)
+    check_chunks(long, chunks, limit=300)
+    assert len(chunks) > 5 and all(c.text[-1] == "." for c in chunks)
 
 
 def test_min_merge_and_max_ceiling(embedder):
@@ -93,8 +93,8 @@ def test_no_punctuation_twenty_thousand_tokens_stays_under_the_ceiling(embedder)
     text = " ".join(["cat dog bird fish"] * 5000)
     chunks = SemanticChunker(embedder=embedder, max_chunk_size=1500).chunk(text)
     check_chunks(text, chunks, limit=1500)
-    chunks = SemanticChunker(embedder=embedder, similarity_threshold=0.5, max_tokens=256).chunk(text)
-    assert max(tokens(c.text) for c in chunks) <= 256
+    chunks = SemanticChunker(embedder=embedder, similarity_threshold=0.5, max_chunk_size=256).chunk(text)
+    check_chunks(text, chunks, limit=256)
 
 
 def test_document_level_merges_similar_sections_with_page_ranges(embedder):

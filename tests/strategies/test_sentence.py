@@ -36,7 +36,7 @@ def test_blank_line_is_a_boundary():
 
 def test_groups_with_sentence_overlap():
     text = " ".join(f"Sentence number {i} is here." for i in range(40))
-    chunks = SentenceChunker(max_tokens=40, overlap_tokens=8).chunk(text)
+    chunks = SentenceChunker(max_chunk_size=40, overlap=8).chunk(text)
     check_chunks(text, chunks, limit=40, measure=tokens)
     # every chunk starts and ends on sentence boundaries
     starts = {s for s, _ in sentence_spans(text, 0, len(text))}
@@ -46,7 +46,7 @@ def test_groups_with_sentence_overlap():
 
 def test_long_sentence_is_cut_by_tokens():
     text = "Short one. " + "word " * 300 + "end. Last one."
-    chunks = SentenceChunker(max_tokens=32, overlap_tokens=4).chunk(text)
+    chunks = SentenceChunker(max_chunk_size=32, overlap=4).chunk(text)
     check_chunks(text, chunks, limit=32, measure=tokens)
 
 
@@ -56,16 +56,16 @@ def test_five_megabyte_line_without_punctuation():
 
 
 def test_validation():
-    with pytest.raises(ConfigError, match="overlap_tokens=64 must be smaller"):
-        SentenceChunker(max_tokens=64, overlap_tokens=64)
+    with pytest.raises(ConfigError, match="overlap=64 must be smaller"):
+        SentenceChunker(max_chunk_size=64, overlap=64)
 
 
 def test_empty_and_pickle():
     assert SentenceChunker().chunk("") == []
-    check_pickle(SentenceChunker(max_tokens=16, overlap_tokens=4))
+    check_pickle(SentenceChunker(max_chunk_size=16, overlap=4))
 
 
 @given(adversarial_text, st.integers(4, 40), st.integers(0, 39))
 def test_properties(text, budget, overlap):
-    strategy = SentenceChunker(max_tokens=budget, overlap_tokens=min(overlap, budget - 1))
+    strategy = SentenceChunker(max_chunk_size=budget, overlap=min(overlap, budget - 1))
     check_properties(strategy, text, budget, measure=tokens)

@@ -37,15 +37,15 @@ def f(x):
 
 
 def test_headings_are_hard_boundaries_and_small_blocks_stay_whole():
-    chunks = StructuralChunker(max_tokens=200).chunk("# A\n\none\n\n# B\n\ntwo\n")
+    chunks = StructuralChunker(max_chunk_size=200).chunk("# A\n\none\n\n# B\n\ntwo\n")
     assert [c.text for c in chunks] == ["# A\n\none", "# B\n\ntwo"]
-    chunks = StructuralChunker(max_tokens=60).chunk(DOC)
+    chunks = StructuralChunker(max_chunk_size=60).chunk(DOC)
     assert chunks[0].text == "# Title\n\nIntro paragraph here."
     assert chunks[1].text == "## Config\n\n```yaml\nserver:\n  port: 8080\n```"
 
 
 def test_oversized_table_repeats_its_header_on_every_piece():
-    chunker = StructuralChunker(max_tokens=60)
+    chunker = StructuralChunker(max_chunk_size=60)
     chunks = [c for c in chunker.chunk(DOC) if c.metadata.get("chunk_kind") == "table"]
     assert len(chunks) > 5
     first, rest = chunks[0], chunks[1:]
@@ -63,45 +63,45 @@ def test_oversized_table_repeats_its_header_on_every_piece():
 
 
 def test_fenced_code_gets_kind_and_language():
-    chunks = StructuralChunker(max_tokens=12).chunk("Intro words here.\n\n```python\ndef f(x):\n    return x\n```\n")
+    chunks = StructuralChunker(max_chunk_size=12).chunk("Intro words here.\n\n```python\ndef f(x):\n    return x\n```\n")
     code = [c for c in chunks if c.metadata.get("chunk_kind") == "code"]
     assert code and all(c.metadata["language"] == "python" for c in code)
 
 
 def test_indentation_and_brace_depth_boundaries():
     config = "a {\n  b = 1\n  c = 2\n}\n\nd {\n  e = 3\n}\n"
-    chunks = StructuralChunker(max_tokens=16).chunk(config)  # 24 tokens in all, blocks of 15 and 9
+    chunks = StructuralChunker(max_chunk_size=16).chunk(config)  # 24 tokens in all, blocks of 15 and 9
     assert [c.text for c in chunks] == ["a {\n  b = 1\n  c = 2\n}", "d {\n  e = 3\n}"]
     unicode = 'a {\n  b = "ünïcödé ✓"\n  c = 2\n}\n\nd {\n  e = 3\n}\n'  # non-ASCII never counts as a brace
-    assert [c.text for c in StructuralChunker(max_tokens=22).chunk(unicode)] == [unicode.split("\n\n")[0], "d {\n  e = 3\n}"]
+    assert [c.text for c in StructuralChunker(max_chunk_size=22).chunk(unicode)] == [unicode.split("\n\n")[0], "d {\n  e = 3\n}"]
     # an unclosed fence runs to the end: the heading-like line after it is still code
     open_fence = "Intro words.\n\n```sh\necho one\n# not a heading\necho two\n"
-    assert all(c.metadata.get("chunk_kind") == "code" for c in StructuralChunker(max_tokens=8).chunk(open_fence)[1:])
-    assert len(StructuralChunker(max_tokens=8).chunk(open_fence)) >= 2
+    assert all(c.metadata.get("chunk_kind") == "code" for c in StructuralChunker(max_chunk_size=8).chunk(open_fence)[1:])
+    assert len(StructuralChunker(max_chunk_size=8).chunk(open_fence)) >= 2
     # a heading inside a fence is code, not a boundary
     fenced = "```bash\n# not a heading\necho hi\n```"
-    assert [c.text for c in StructuralChunker(max_tokens=50).chunk(fenced)] == [fenced]
+    assert [c.text for c in StructuralChunker(max_chunk_size=50).chunk(fenced)] == [fenced]
 
 
 def test_html_table_sections_from_the_parser():
     rows = "".join(f"<tr><td>item {i}</td><td>{i * 7} units in stock today</td></tr>" for i in range(60))
     doc = parse(document("t.html", f"<h2>Stock</h2><table><tr><th>Item</th><th>Count</th></tr>{rows}</table>".encode()))
-    chunks = StructuralChunker(max_tokens=80).chunk_document(doc)
+    chunks = StructuralChunker(max_chunk_size=80).chunk_document(doc)
     assert all(c.token_count <= 80 for c in chunks)
     assert all(c.text.split("\n")[:2] == ["| Item | Count |", "|---|---|"] for c in chunks if c.metadata.get("table_header_repeated"))
     assert chunks[0].metadata["heading"] == "Stock"
 
 
 def test_validation_pickle_and_long_line():
-    with pytest.raises(ConfigError, match="max_tokens"):
-        StructuralChunker(max_tokens=2)
+    with pytest.raises(ConfigError, match="max_chunk_size"):
+        StructuralChunker(max_chunk_size=2)
     check_pickle(StructuralChunker(), DOC)
-    check_long_text(StructuralChunker(max_tokens=256), "word " * 1_000_000 + "end", 256, lambda c: c.token_count)
+    check_long_text(StructuralChunker(max_chunk_size=256), "word " * 1_000_000 + "end", 256, lambda c: c.token_count)
 
 
 @given(adversarial_text, st.sampled_from([8, 32, 128]))
 def test_bounded_exact_and_lossless(text, budget):
-    check_properties(StructuralChunker(max_tokens=budget), text, budget, measure=tokens)
+    check_properties(StructuralChunker(max_chunk_size=budget), text, budget, measure=tokens)
 
 
 def test_real_html_chapter_stays_bounded():
@@ -112,7 +112,7 @@ def test_real_html_chapter_stays_bounded():
     if root is None:
         pytest.skip("../shared/realdocs/debian-reference is absent (not part of a user checkout)")
     doc = parse(document("ch02.en.html", (root / "ch02.en.html").read_bytes()))
-    chunks = StructuralChunker(max_tokens=256).chunk_document(doc)
+    chunks = StructuralChunker(max_chunk_size=256).chunk_document(doc)
     assert all(c.token_count == tokens(c.text) <= 256 for c in chunks)
     plain = [c for c in chunks if not c.metadata.get("table_header_repeated")]
     assert all(c.text == doc.text[c.start:c.end] for c in plain)

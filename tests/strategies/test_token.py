@@ -12,37 +12,31 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.
 
 def test_model_names_map_to_cl100k():
     for model in ("gpt-4", "gpt-3.5-turbo", "text-embedding-ada-002", "text-embedding-3-small",
-                  "text-embedding-3-large"):
-        assert TokenChunker(model=model).sizer.name == "cl100k_base"
+                  "text-embedding-3-large", "cl100k_base"):
+        assert TokenChunker(tokenizer=model).sizer.name == "cl100k_base"
+    assert TokenChunker().unit == "cl100k_base tokens"
 
 
-def test_fallback_is_per_property():
-    assert TokenChunker().effective() == (512, 50)
-    assert TokenChunker(window_tokens=100).effective() == (100, 50)
-    assert TokenChunker(max_chunk_size=64, overlap=8).effective() == (64, 8)
+def test_unknown_tokenizer_refused():
+    with pytest.raises(ConfigError, match="no-such-model"):
+        TokenChunker(tokenizer="no-such-model")
 
 
-def test_overlap_not_below_window_fails_at_construction_when_both_set():
-    with pytest.raises(ConfigError, match="overlap_tokens=32 must be smaller than TokenChunker.window_tokens=32"):
-        TokenChunker(window_tokens=32, overlap_tokens=32)
-
-
-def test_fallback_overlap_fails_at_chunk_time_naming_sources():
-    strategy = TokenChunker(window_tokens=32)  # overlap falls back to 50
-    with pytest.raises(ConfigError) as err:
-        strategy.chunk("some text")
-    msg = str(err.value)
-    assert "overlap 50 (from overlap (fallback))" in msg and "window 32 (from window_tokens)" in msg
+def test_overlap_not_below_size_fails_at_construction():
+    with pytest.raises(ConfigError, match="overlap=32 must be smaller than TokenChunker.max_chunk_size=32"):
+        TokenChunker(max_chunk_size=32, overlap=32)
+    with pytest.raises(ConfigError, match="overlap=50 must be smaller than TokenChunker.max_chunk_size=32"):
+        TokenChunker(max_chunk_size=32)  # the default overlap does not fit either
 
 
 def test_window_below_four_refused():
     with pytest.raises(ConfigError, match=">= 4"):
-        TokenChunker(window_tokens=3, overlap_tokens=0)
+        TokenChunker(max_chunk_size=3, overlap=0)
 
 
 def test_windows_are_bounded_and_overlap():
     text = " ".join(f"word{i}" for i in range(2000))
-    chunks = TokenChunker(window_tokens=64, overlap_tokens=8).chunk(text)
+    chunks = TokenChunker(max_chunk_size=64, overlap=8).chunk(text)
     check_chunks(text, chunks, limit=64, measure=tokens)
     for c in chunks:
         assert c.token_count == tokens(c.text)
@@ -51,13 +45,13 @@ def test_windows_are_bounded_and_overlap():
 
 def test_special_token_strings_are_text():
     text = "before <|endoftext|> after <|fim_prefix|> end " * 50
-    chunks = TokenChunker(window_tokens=16, overlap_tokens=2).chunk(text)
+    chunks = TokenChunker(max_chunk_size=16, overlap=2).chunk(text)
     check_chunks(text, chunks, limit=16, measure=tokens)
 
 
 def test_multibyte_never_split_into_replacement_chars():
     text = "👩‍👩‍👧 日本語のテキスト 🇫🇷 e\u0301 " * 40
-    chunks = TokenChunker(window_tokens=5, overlap_tokens=1).chunk(text)
+    chunks = TokenChunker(max_chunk_size=5, overlap=1).chunk(text)
     check_chunks(text, chunks, limit=5, measure=tokens)
     assert all("\ufffd" not in c.text for c in chunks)
 
@@ -65,7 +59,7 @@ def test_multibyte_never_split_into_replacement_chars():
 def test_count_exact_when_trimming_after_multibyte_tokens():
     # Found by hypothesis: boundaries inside an emoji share its offset; the count must not shrink.
     text = "the" * 14 + "v1.2.3\U0001F44D\U0001F3FD  the"
-    for c in TokenChunker(window_tokens=27, overlap_tokens=0).chunk(text):
+    for c in TokenChunker(max_chunk_size=27, overlap=0).chunk(text):
         assert c.token_count == tokens(c.text)
 
 
@@ -75,17 +69,17 @@ def test_empty():
 
 
 def test_pickle_drops_the_encoder():
-    check_pickle(TokenChunker(window_tokens=8, overlap_tokens=2))
+    check_pickle(TokenChunker(max_chunk_size=8, overlap=2))
 
 
 def test_five_megabyte_line():
-    check_long_text(TokenChunker(window_tokens=512, overlap_tokens=0), "ab" * 2_500_000, 512,
+    check_long_text(TokenChunker(max_chunk_size=512, overlap=0), "ab" * 2_500_000, 512,
                     size_of=lambda c: c.token_count)
 
 
 @given(adversarial_text, st.integers(4, 40), st.integers(0, 39))
 def test_properties(text, window, overlap):
-    strategy = TokenChunker(window_tokens=window, overlap_tokens=min(overlap, window - 1))
+    strategy = TokenChunker(max_chunk_size=window, overlap=min(overlap, window - 1))
     check_properties(strategy, text, window, measure=tokens)
 
 

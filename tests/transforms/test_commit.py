@@ -1,5 +1,6 @@
 """The commit on its own, on real files: what it publishes, what it refuses, what it removes."""
 import os
+import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -75,7 +76,9 @@ def test_garbage_collection_touches_only_what_runs_wrote(tmp_path):
     commit(out, old, [document_file(out, old, ["a"])], SCHEMAS, "zstd")
     old_files = [p for t in ("chunks", "documents") for p in table_files(out, t)]
     document_file(out, crashed, ["c"])  # started, never committed
+    time.sleep(0.01)
     current = new_run_id()
+    time.sleep(0.01)  # run ids order by start time, to the millisecond
     later = new_run_id()
     document_file(out, later, ["l"])  # a run that started after this one: not ours to remove
     commit(out, current, [document_file(out, current, ["b"])], SCHEMAS, "zstd")

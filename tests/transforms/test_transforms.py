@@ -67,7 +67,7 @@ def test_chunk_documents_with_router_and_token_counts():
     text = "Hello there. " * 10
     docs = [ParsedDocument("m", "m.md", "text/markdown", text, (Section(0, len(text)),)),
             ParsedDocument("p", "p.pdf", "application/pdf", text, (Section(0, len(text)),))]
-    router = Router({"text/markdown": SentenceChunker(max_tokens=20, overlap_tokens=0)})
+    router = Router({"text/markdown": SentenceChunker(max_chunk_size=20, overlap=0)})
     with pipeline() as p:
         out = p | beam.Create(docs) | ChunkDocuments(router) | beam.Map(
             lambda e: (type(e).__name__, getattr(e, "strategy", None), getattr(e, "error_type", None),

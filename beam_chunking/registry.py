@@ -1,0 +1,200 @@
+"""The strategy registry: every strategy name the Python API, the CLI and the spec accept.
+
+It sits above everything it names (strategies, domain templates). Built-in strategies are
+listed here explicitly; third-party ones register through the entry-point group
+``beam_chunking.strategies`` (``name = "package.module:StrategyClass"``) and get the same CLI
+and spec support as the built-ins, with no change here.
+
+A strategy's options are its dataclass fields: the type and default come from the field, the
+one line of help from the ``Args:`` entry of the class docstring, the unit from the class's
+``unit_template``. :func:`options` reads them; the CLI flags, the spec validation, the
+``strategies`` listing and the README's strategy table are all derived from it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+import threading
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, Dict, List, Optional, Type
+
+from beam_chunking.domains import AcademicChunker, BookChunker, EmailChunker, LegalChunker, QAPairsChunker
+from beam_chunking.errors import ConfigError
+from beam_chunking.strategies import (CodeChunker, FixedSizeChunker, HierarchicalChunker, LateChunker,
+                                      RecursiveChunker, SemanticChunker, SentenceChunker, StructuralChunker,
+                                      TokenChunker)
+from beam_chunking.strategies.base import Chunker
+
+#: The entry-point group third-party strategies register under.
+ENTRY_POINT_GROUP = "beam_chunking.strategies"
+#: The strategy used when none is named.
+DEFAULT_STRATEGY = "recursive"
+
+BUILTIN: Dict[str, Type[Chunker]] = {
+    "fixed": FixedSizeChunker,
+    "recursive": RecursiveChunker,
+    "token": TokenChunker,
+    "sentence": SentenceChunker,
+    "hierarchical": HierarchicalChunker,
+    "structural": StructuralChunker,
+    "code": CodeChunker,
+    "semantic": SemanticChunker,
+    "late": LateChunker,
+    "legal": LegalChunker,
+    "book": BookChunker,
+    "academic": AcademicChunker,
+    "qa_pairs": QAPairsChunker,
+    "email": EmailChunker,
+}
+
+_LOCK = threading.Lock()
+_LOADED: Dict[str, Type[Chunker]] = {}
+
+
+def _plugins() -> Dict[str, Type[Chunker]]:
+    found: Dict[str, Type[Chunker]] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.name in BUILTIN:
+            raise ConfigError(f"plugin strategy {point.name!r} ({point.value}) would replace a built-in strategy")
+        try:
+            cls = point.load()
+        except Exception as exc:
+            raise ConfigError(f"plugin strategy {point.name!r} ({point.value}) cannot be loaded: {exc}") from exc
+        if not (isinstance(cls, type) and issubclass(cls, Chunker) and dataclasses.is_dataclass(cls)):
+            raise ConfigError(f"plugin strategy {point.name!r} ({point.value}) is not a Chunker dataclass")
+        found[point.name] = cls
+    return found
+
+
+def registry() -> Dict[str, Type[Chunker]]:
+    """Every registered strategy by name: the built-ins, then the plugins (loaded once)."""
+    with _LOCK:
+        if not _LOADED:
+            _LOADED.update(BUILTIN)
+            _LOADED.update(_plugins())
+        return dict(_LOADED)
+
+
+def get(name: str, **options: Any) -> Chunker:
+    """Build the strategy registered as ``name`` with ``options``.
+
+    Raises:
+        ConfigError: unknown name, unknown option, or an invalid option value.
+    """
+    known = registry()
+    cls = known.get(name)
+    if cls is None:
+        raise ConfigError(f"strategy {name!r} is not registered; choose one of {', '.join(sorted(known))}")
+    try:
+        return cls(**options)
+    except TypeError as exc:
+        raise ConfigError(f"strategy {name!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a strategy, as declared by its dataclass field and docstring."""
+
+    name: str
+    type: str
+    default: Any
+    help: str
+
+
+_ARG = re.compile(r"^(\s+)(\w+)(?: \([^)]*\))?: (.*)$")
+
+
+def _docstring_args(cls: type) -> Dict[str, str]:
+    """The ``Args:`` entries of ``cls``'s docstring (and its bases'), joined onto one line."""
+    found: Dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        lines = (klass.__dict__.get("__doc__") or "").splitlines()
+        inside, indent, current = False, None, None
+        for line in lines:
+            if line.strip() == "Args:":
+                inside, indent, current = True, None, None
+                continue
+            if not inside:
+                continue
+            if not line.strip() or (line.strip().endswith(":") and _ARG.match(line) is None):
+                inside = False
+                continue
+            m = _ARG.match(line)
+            if m and (indent is None or len(m.group(1)) == indent):
+                indent, current = len(m.group(1)), m.group(2)
+                found[current] = m.group(3).strip()
+            elif current:
+                found[current] += " " + line.strip()
+    return found
+
+
+def _type_name(annotation: Any) -> str:
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", repr(annotation))
+    return text.replace("typing.", "")
+
+
+def options(cls: Type[Chunker]) -> List[Option]:
+    """The options of strategy class ``cls``: its init fields, with their docstring help."""
+    helps = _docstring_args(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name.startswith("_"):
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+        out.append(Option(f.name, _type_name(f.type), default, helps.get(f.name, "")))
+    return out
+
+
+def unit_of(cls: Type[Chunker]) -> str:
+    """The unit of ``cls``'s sizes with its default options (``"cl100k_base tokens"`` ...)."""
+    return cls.unit_template.format(**{o.name: o.default for o in options(cls)})
+
+
+def summary(cls: Type[Chunker]) -> str:
+    """The first sentence of ``cls``'s docstring: what the strategy does (Markdown quoting)."""
+    doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
+    first = doc.split(". ")[0].rstrip(".") + "." if doc else ""
+    return first.replace("``", "`")
+
+
+def _default_text(value: Any) -> str:
+    if isinstance(value, tuple) and len(repr(value)) > 40:
+        return f"{len(value)} built-in"
+    return repr(value)
+
+
+def markdown_table(names: Optional[List[str]] = None) -> str:
+    """The README's strategy table: name, class, unit, options with defaults, what it does."""
+    known = registry()
+    rows = ["| name | class | unit | options (defaults) | what it does |", "|---|---|---|---|---|"]
+    for name in names or list(BUILTIN):
+        cls = known[name]
+        opts = ", ".join(f"`{o.name}={_default_text(o.default)}`" for o in options(cls))
+        rows.append(f"| `{name}` | `{cls.__name__}` | {unit_of(cls)} | {opts} | {summary(cls)} |")
+    return "\n".join(rows)
+
+
+def listing() -> str:
+    """The ``beam-chunking strategies`` text: each strategy, its unit and every option with its
+    default and help."""
+    blocks = []
+    for name, cls in sorted(registry().items()):
+        unit = unit_of(cls)
+        size = "no size limit" if unit == "unbounded" else f"sizes in {unit}"
+        lines = [f"{name}  ({cls.__name__}; {size})", f"    {summary(cls)}"]
+        for o in options(cls):
+            lines.append(f"    --{o.name.replace('_', '-')} {_default_text(o.default)}: {o.help}".rstrip(": "))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def __getattr__(name: str):
+    if name == "REGISTRY":
+        return registry()
+    raise AttributeError(f"module 'beam_chunking.registry' has no attribute {name!r}")
+
+
+if __name__ == "__main__":  # python -m beam_chunking.registry: the README's strategy table
+    print(markdown_table())
