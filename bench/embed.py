@@ -60,7 +60,7 @@ def throughput(model, kb):
     semantic = SemanticChunker(embedder=model, batch_size=32)
     t_model, _ = best(lambda: [model.embed(unique[k:k + 32]) for k in range(0, len(unique), 32)])
     t_sem, chunks = best(lambda: semantic.chunk(text))
-    late = LateChunker(embedder=model, window_tokens=256, overlap_tokens=32)
+    late = LateChunker(embedder=model, max_chunk_size=256, overlap=32)
     t_tok, (vecs, _) = best(lambda: model.embed_tokens(text))
     t_late, late_chunks = best(lambda: late.chunk(text))
     mb = len(text.encode()) / 1e6
@@ -142,7 +142,7 @@ def recall_at_5(model, chapters):
         ("recursive 1000/100 characters", RecursiveChunker(max_chunk_size=1000, overlap=100), False),
         ("semantic (percentile 0.25, 200-1000 characters)", SemanticChunker(embedder=model, min_chunk_size=200,
                                                                             max_chunk_size=1000), False),
-        ("late (200 tokens, 20 overlap)", LateChunker(embedder=model, window_tokens=200, overlap_tokens=20), True),
+        ("late (200 tokens, 20 overlap)", LateChunker(embedder=model, max_chunk_size=200, overlap=20), True),
     ):
         t = time.perf_counter()
         chunks = chunker.chunk(text)

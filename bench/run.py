@@ -122,7 +122,7 @@ def token_group(texts, nbytes):
 
     enc = load_encoding("cl100k_base")
     count = lambda t: len(enc.encode_ordinary(t))
-    ours = TokenChunker(window_tokens=SIZE, overlap_tokens=OVERLAP)
+    ours = TokenChunker(max_chunk_size=SIZE, overlap=OVERLAP)
     peers = {
         "bare tiktoken encode_ordinary": lambda t: [],
         "beam-chunking TokenChunker": lambda t: [(c.text, c.start) for c in ours.chunk(t)],
@@ -157,7 +157,7 @@ def sentence_group(texts, nbytes):
 
     enc = load_encoding("cl100k_base")
     count = lambda t: len(enc.encode_ordinary(t))
-    ours = SentenceChunker(max_tokens=S_BUDGET, overlap_tokens=S_OVERLAP)
+    ours = SentenceChunker(max_chunk_size=S_BUDGET, overlap=S_OVERLAP)
     peers = {"beam-chunking SentenceChunker": lambda t: [(c.text, c.start) for c in ours.chunk(t)]}
     try:
         from chonkie import SentenceChunker as CS
