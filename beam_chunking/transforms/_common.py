@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from beam_chunking.transforms.records import Failure, failure_from
+from beam_chunking.transforms.records import Failure, Stage, failure_from
 
 NAMESPACE = "beam_chunking"
 
@@ -23,7 +23,7 @@ class StageFn(beam.DoFn):
     ``KeyboardInterrupt`` and ``SystemExit`` propagate.
     """
 
-    stage = "unknown"
+    stage: Stage
 
     def process(self, element):
         if isinstance(element, Failure):
@@ -32,7 +32,7 @@ class StageFn(beam.DoFn):
         try:
             outputs = list(self.handle(element))
         except Exception as exc:  # one bad document must not fail the job
-            beam.metrics.Metrics.counter(NAMESPACE, f"failed_{self.stage}").inc()
+            beam.metrics.Metrics.counter(NAMESPACE, f"failed_{self.stage.value}").inc()
             yield failure_from(element, exc, self.stage)
             return
         yield from outputs

@@ -1,6 +1,7 @@
 """ChunkDocuments: :class:`ParsedDocument` -> :class:`ChunkedDocument`, in one DoFn (no shuffle)."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from typing import Optional
@@ -11,15 +12,14 @@ from beam_chunking.errors import ConfigError
 from beam_chunking.sizing import get_sizer
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.transforms._common import NAMESPACE, StageFn
-from beam_chunking.transforms.records import ChunkedDocument
-from beam_chunking.types import Chunk
+from beam_chunking.transforms.records import ChunkedDocument, DocumentHeader, Stage
 
 _LOG = logging.getLogger(__name__)
 _PROGRESS_SECONDS = 30.0
 
 
 class _ChunkFn(StageFn):
-    stage = "chunk"
+    stage = Stage.CHUNK
 
     def __init__(self, strategy: Chunker, token_counter: Optional[str]):
         self.strategy = strategy
@@ -40,9 +40,7 @@ class _ChunkFn(StageFn):
         spans = [(c.start, c.end) for c in todo]
         many = getattr(self._sizer, "count_spans", None)
         counts = iter(many(text, spans) if many else [self._sizer.count(text[s:e]) for s, e in spans])
-        return [c if c.token_count is not None else
-                Chunk(c.document_id, c.index, c.start, c.end, c.text, next(counts), c.metadata, c.embedding, c.ordinal)
-                for c in chunks]
+        return [c if c.token_count is not None else dataclasses.replace(c, token_count=next(counts)) for c in chunks]
 
     def handle(self, doc):
         strategy = self.strategy.resolve(doc)
@@ -57,9 +55,9 @@ class _ChunkFn(StageFn):
             _LOG.info("beam-chunking: %d documents chunked by this worker", self._seen)
             self._last_log = now
         yield ChunkedDocument(
-            doc.id, doc.uri, doc.content_type, doc.size_bytes, doc.sha256, len(doc.sections),
-            tuple(chunks), strategy.name, strategy.fingerprint,
-            int(doc.metadata.get("decode_replacements", 0) or 0), tuple(dropped),
+            DocumentHeader.of(doc), section_count=len(doc.sections), chunks=tuple(chunks), strategy=strategy.name,
+            strategy_fingerprint=strategy.fingerprint,
+            decode_replacements=int(doc.metadata.get("decode_replacements", 0) or 0), dropped=tuple(dropped),
         )
 
 

@@ -11,7 +11,8 @@ from apache_beam.utils.shared import Shared
 
 from beam_chunking.errors import ChunkingError, ConfigError
 from beam_chunking.transforms._common import NAMESPACE
-from beam_chunking.transforms.records import ChunkedDocument, Failure, failure_from
+from beam_chunking.transforms._runners import drops_finish_bundle_output
+from beam_chunking.transforms.records import ChunkedDocument, Failure, Stage, failure_from
 
 
 class _Handle:
@@ -25,10 +26,12 @@ class _Handle:
 
 
 class _EmbedFn(beam.DoFn):
-    def __init__(self, embedder: Any, batch_size: int, shared: Shared):
+    def __init__(self, embedder: Any, batch_size: int, shared: Shared, across_documents: bool = True):
         self.embedder = embedder
         self.batch_size = batch_size
         self.shared = shared
+        # Batches span documents only where the runner delivers what finish_bundle emits.
+        self.across_documents = across_documents
         self.embedded = beam.metrics.Metrics.counter(NAMESPACE, "chunks_embedded")
         self.reused = beam.metrics.Metrics.counter(NAMESPACE, "chunks_embedding_reused")
 
@@ -46,7 +49,7 @@ class _EmbedFn(beam.DoFn):
             return
         self.pending.append(element)
         self.todo += sum(1 for c in element.chunks if c.embedding is None)
-        if self.todo >= self.batch_size:
+        if self.todo >= self.batch_size or not self.across_documents:
             yield from self._flush()
 
     def finish_bundle(self):
@@ -71,7 +74,7 @@ class _EmbedFn(beam.DoFn):
                 error = ChunkingError(f"chunk {bad[0].id} carries a precomputed {len(bad[0].embedding)}-dimensional "
                                       f"embedding but the embedding model {name!r} has {dim} dimensions",
                                       document_id=doc.document_id, uri=doc.uri)
-                failed.append(failure_from(doc, error, "embed"))
+                failed.append(failure_from(doc, error, Stage.EMBED))
             else:
                 ready.append(doc)
         texts = [c.text for d in ready for c in d.chunks if self._needs(c)]
@@ -79,7 +82,7 @@ class _EmbedFn(beam.DoFn):
             parts = [self.handle.embedder.embed(texts[k:k + self.batch_size]) for k in range(0, len(texts), self.batch_size)]
             vectors = np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32)
         except Exception as exc:  # the model failed on this batch: its documents fail, the job goes on
-            failed.extend(failure_from(d, exc, "embed") for d in ready)
+            failed.extend(failure_from(d, exc, Stage.EMBED) for d in ready)
             ready = []
         k = 0
         for doc in ready:
@@ -104,7 +107,8 @@ class EmbedChunks(beam.PTransform):
     an embedding from the same model (late chunking, semantic chunking's sentence vectors)
     are kept, not embedded again; a precomputed vector whose dimension differs from the
     model's fails its document with a clear error (stage ``embed``), not the job. Chunks get
-    ``embedding_model`` and ``embedding_dim`` metadata.
+    ``embedding_model`` and ``embedding_dim`` metadata. On Beam's DaskRunner, which drops what
+    a bundle emits when it finishes, batches stay within one document.
 
     Args:
         embedder: An embedder (``OnnxEmbedder``, ``minilm()``) or ``"minilm"``.
@@ -122,7 +126,8 @@ class EmbedChunks(beam.PTransform):
         self._shared = Shared()
 
     def expand(self, pcoll):
-        return pcoll | "EmbedChunk" >> beam.ParDo(_EmbedFn(self.embedder, self.batch_size, self._shared))
+        across = not drops_finish_bundle_output(pcoll.pipeline.runner)
+        return pcoll | "EmbedChunk" >> beam.ParDo(_EmbedFn(self.embedder, self.batch_size, self._shared, across))
 
     def display_data(self):
         return {"embedder": getattr(self.embedder, "name", type(self.embedder).__name__), "batch_size": self.batch_size}

@@ -8,10 +8,11 @@ from beam_chunking.parsers.decode import ERROR_POLICIES
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.errors import ConfigError
 from beam_chunking.transforms._common import StageFn
+from beam_chunking.transforms.records import Stage
 
 
 class _ParseFn(StageFn):
-    stage = "parse"
+    stage = Stage.PARSE
 
     def __init__(self, decode_errors: str, limits: ParseLimits):
         self.decode_errors = decode_errors

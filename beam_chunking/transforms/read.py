@@ -20,6 +20,8 @@ from beam_chunking.parsers.compressed import gunzip, is_gzip
 from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
 from beam_chunking.transforms._common import NAMESPACE, StageFn
+from beam_chunking.transforms._runners import reshuffle_is_noop
+from beam_chunking.transforms.records import Stage
 from beam_chunking.types import Document
 
 #: Bytes of input per partition aimed at when files are partitioned at build time.
@@ -27,11 +29,6 @@ PARTITION_BYTES = 8 * 1024 * 1024
 #: Fewest partitions made at build time (when there are that many files): enough for a
 #: small cluster to balance its workers.
 MIN_PARTITIONS = 16
-
-
-def reshuffle_is_noop(runner: Any) -> bool:
-    """Whether ``runner`` runs a Reshuffle without moving data (Beam's DaskRunner)."""
-    return any(cls.__name__ == "DaskRunner" for cls in type(runner).__mro__)
 
 
 def balanced_groups(files: List[Any], parts: int) -> List[List[Any]]:
@@ -58,7 +55,7 @@ def partitions_for(files: List[Any], requested: Optional[int] = None) -> int:
     return max(MIN_PARTITIONS, math.ceil(total / PARTITION_BYTES))
 
 class _ReadFn(StageFn):
-    stage = "read"
+    stage = Stage.READ
 
     def __init__(self, max_bytes: int, metadata: Dict[str, Any]):
         self.max_bytes = max_bytes

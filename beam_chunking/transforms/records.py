@@ -1,42 +1,97 @@
 """Records that travel between the Beam stages alongside the core types.
 
-A failed document becomes a :class:`Failure` at the stage where it failed and then travels
-through the remaining stages untouched, so ``Read | Parse | Chunk | Write`` chains with
-``|`` and no failure is ever dropped: documents in = ok + empty + failed.
+Every record carries one :class:`DocumentHeader` (the document's identity as the documents
+table records it) instead of repeating its fields. A failed document becomes a
+:class:`Failure` at the :class:`Stage` where it failed and then travels through the
+remaining stages untouched, so ``Read | Parse | Chunk | Write`` chains with ``|`` and no
+failure is ever dropped: documents in = ok + empty + failed.
 """
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Optional, Tuple
 
 from beam_chunking.ids import document_id
 from beam_chunking.types import Chunk, Document, ParsedDocument
 
 
+class Stage(str, Enum):
+    """Where in the pipeline a document failed (the documents table's ``stage`` column)."""
+
+    READ = "read"
+    PARSE = "parse"
+    CHUNK = "chunk"
+    EMBED = "embed"
+    VALIDATE = "validate"
+
+
 @dataclass(frozen=True)
-class Failure:
-    """A document that failed at ``stage`` (read, parse, chunk or validate)."""
+class DocumentHeader:
+    """A document's identity: its id, URI, content type, size and SHA-256 (``None`` when a
+    document failed before they were known)."""
 
     document_id: str
     uri: str
-    stage: str
-    error_type: str
-    error_message: str
     content_type: Optional[str] = None
     size_bytes: Optional[int] = None
     sha256: Optional[str] = None
 
+    @classmethod
+    def of(cls, element: Any) -> "DocumentHeader":
+        """The header of a :class:`Document`, :class:`ParsedDocument` or record; for anything
+        else (a file that could not be read) the id and URI from its path."""
+        if isinstance(element, (Failure, ChunkedDocument)):
+            return element.header
+        if isinstance(element, Document):
+            return cls(element.id, element.uri, element.content_type, len(element.data),
+                       hashlib.sha256(element.data).hexdigest())
+        if isinstance(element, ParsedDocument):
+            return cls(element.id, element.uri, element.content_type, element.size_bytes, element.sha256)
+        meta = getattr(element, "metadata", None)  # a fileio.ReadableFile or FileMetadata
+        uri = str(getattr(meta, "path", None) or getattr(element, "path", None) or element)
+        return cls(document_id(uri), uri)
+
+    def columns(self) -> dict:
+        """The documents-table columns this header fills."""
+        return {"document_id": self.document_id, "uri": self.uri, "content_type": self.content_type,
+                "size_bytes": self.size_bytes, "sha256": self.sha256}
+
 
 @dataclass(frozen=True)
-class ChunkedDocument:
+class _HasHeader:
+    header: DocumentHeader
+
+    @property
+    def document_id(self) -> str:
+        """The document's id."""
+        return self.header.document_id
+
+    @property
+    def uri(self) -> str:
+        """The document's URI."""
+        return self.header.uri
+
+    @property
+    def content_type(self) -> Optional[str]:
+        """The document's content type."""
+        return self.header.content_type
+
+
+@dataclass(frozen=True)
+class Failure(_HasHeader):
+    """A document that failed at ``stage``, with the error's type and message."""
+
+    stage: Stage
+    error_type: str
+    error_message: str
+
+
+@dataclass(frozen=True)
+class ChunkedDocument(_HasHeader):
     """A document's chunks plus what the documents table needs to know about it."""
 
-    document_id: str
-    uri: str
-    content_type: str
-    size_bytes: int
-    sha256: str
     section_count: int
     chunks: Tuple[Chunk, ...]
     strategy: str
@@ -45,20 +100,6 @@ class ChunkedDocument:
     dropped: Tuple[Tuple[str, int], ...] = ()
 
 
-def failure_from(element: Any, error: BaseException, stage: str) -> Failure:
+def failure_from(element: Any, error: BaseException, stage: Stage) -> Failure:
     """Build a :class:`Failure` for the element a stage could not process."""
-    error_type, message = type(error).__name__, str(error) or repr(error)
-    if isinstance(element, Document):
-        return Failure(
-            element.id, element.uri, stage, error_type, message, element.content_type,
-            len(element.data), hashlib.sha256(element.data).hexdigest(),
-        )
-    if isinstance(element, ParsedDocument):
-        return Failure(element.id, element.uri, stage, error_type, message, element.content_type,
-                       element.size_bytes, element.sha256)
-    if isinstance(element, ChunkedDocument):
-        return Failure(element.document_id, element.uri, stage, error_type, message, element.content_type,
-                       element.size_bytes, element.sha256)
-    meta = getattr(element, "metadata", None)  # a fileio.ReadableFile that failed to read
-    uri = str(getattr(meta, "path", None) or getattr(element, "path", None) or element)
-    return Failure(document_id(uri), uri, stage, error_type, message)
+    return Failure(DocumentHeader.of(element), Stage(stage), type(error).__name__, str(error) or repr(error))

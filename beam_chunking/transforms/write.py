@@ -22,7 +22,7 @@ from beam_chunking.transforms._commit import commit
 from beam_chunking.transforms._common import StageFn
 from beam_chunking.transforms._shards import Rows, ShardRef, WriteShards
 from beam_chunking.transforms.manifest import TABLES, new_run_id, run_folder
-from beam_chunking.transforms.records import ChunkedDocument, Failure
+from beam_chunking.transforms.records import ChunkedDocument, Failure, Stage
 
 SCHEMAS = {"chunks": CHUNKS_SCHEMA, "documents": DOCUMENTS_SCHEMA}
 #: Stands in for "no file" so the commit runs even when no document reached the writer.
@@ -30,15 +30,14 @@ _NOTHING = ShardRef("", "")
 
 
 class _RowsFn(StageFn):
-    stage = "validate"
+    stage = Stage.VALIDATE
 
     def handle(self, item: ChunkedDocument):
         rows = chunk_rows(list(item.chunks), strategy=item.strategy, fingerprint=item.strategy_fingerprint,
                           content_type=item.content_type, uri=item.uri)
         batch = chunk_batch(rows) if rows else None
         yield Rows(batch, document_row(
-            document_id=item.document_id, uri=item.uri, content_type=item.content_type,
-            size_bytes=item.size_bytes, sha256=item.sha256, status="ok" if rows else "empty",
+            **item.header.columns(), status="ok" if rows else "empty",
             section_count=item.section_count, chunk_count=len(rows), strategy=item.strategy,
             decode_replacements=item.decode_replacements,
             dropped=[label for label, _ in item.dropped] or None,
@@ -49,8 +48,7 @@ class _RowsFn(StageFn):
 def _as_rows(element) -> Rows:
     if isinstance(element, Failure):
         return Rows(None, document_row(
-            document_id=element.document_id, uri=element.uri, content_type=element.content_type,
-            size_bytes=element.size_bytes, sha256=element.sha256, status="failed", stage=element.stage,
+            **element.header.columns(), status="failed", stage=element.stage.value,
             error_type=element.error_type, error_message=element.error_message[:4000],
         ))
     return element

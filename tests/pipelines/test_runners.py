@@ -171,3 +171,24 @@ def test_dask_worker_killed_mid_run_still_gives_the_same_tables(corpus, baseline
     committed = {p for files in read_manifest(out)["tables"].values() for p in files}
     on_disk = {os.path.relpath(os.path.join(d, f), out) for d, _, fs in os.walk(out) for f in fs}
     assert on_disk == committed | {"_manifest.json"}  # the orphans were removed
+
+
+@pytest.mark.integration
+def test_embedding_on_dask_matches_in_process(corpus, dask_address, tmp_path):
+    """EmbedChunks emits from process() on Dask (which drops finish_bundle output), so no
+    document is lost there and the vectors match the in-process run's."""
+    pytest.importorskip("onnxruntime")
+    import numpy as np
+
+    tables = {}
+    for mode in ("in_process", "dask"):
+        out = str(tmp_path / mode)
+        spec = tmp_path / f"{mode}.yaml"
+        spec.write_text(f"input: '{corpus}/doc0*.md'\noutput: '{out}'\nembed: minilm\n")
+        summary = run(["--config", str(spec)] + runner_args(mode, dask_address))
+        assert (summary.documents, summary.ok) == (10, 10)
+        tables[mode] = sorted_rows(out, "chunks", "chunk_id")
+    local, dask = tables["in_process"], tables["dask"]
+    assert [r["chunk_id"] for r in local] == [r["chunk_id"] for r in dask] and local
+    for a, b in zip(local, dask):
+        assert b["embedding"] is not None and np.allclose(a["embedding"], b["embedding"], atol=1e-5)

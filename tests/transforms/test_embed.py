@@ -7,7 +7,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from beam_chunking.errors import ConfigError
-from beam_chunking.transforms import ChunkedDocument, EmbedChunks, Failure
+from beam_chunking.transforms import ChunkedDocument, DocumentHeader, EmbedChunks, Failure, Stage
 from beam_chunking.types import Chunk
 from tests.embeddings.fixtures import DIM, tiny_embedder
 
@@ -15,7 +15,7 @@ from tests.embeddings.fixtures import DIM, tiny_embedder
 def chunked(doc_id, texts, embedding=None, model=None):
     chunks = tuple(Chunk(doc_id, k, 0, len(t), t, None, {"embedding_model": model} if model else {}, embedding)
                    for k, t in enumerate(texts))
-    return ChunkedDocument(doc_id, f"{doc_id}.txt", "text/plain", 1, "", 1, chunks, "recursive", "f")
+    return ChunkedDocument(DocumentHeader(doc_id, f"{doc_id}.txt", "text/plain", 1, ""), 1, chunks, "recursive", "f")
 
 
 def summary(element):
@@ -33,7 +33,7 @@ def test_batches_across_documents_reuses_and_fails_bad_dimensions(embedder):
     docs = [chunked("a", ["the cat", "the dog"]), chunked("b", ["the stock"] * 5),
             chunked("c", ["late chunk"], embedding=[0.5] * DIM, model="tiny"),
             chunked("d", ["bad"], embedding=[0.1] * 3, model="tiny"),
-            Failure("e", "e.txt", "parse", "ParseError", "broken")]
+            Failure(DocumentHeader("e", "e.txt"), Stage.PARSE, "ParseError", "broken")]
     with TestPipeline(runner="FnApiRunner") as p:
         out = p | beam.Create(docs) | EmbedChunks(embedder, batch_size=3) | beam.Map(summary)
         assert_that(out, equal_to([

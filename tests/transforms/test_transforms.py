@@ -11,8 +11,8 @@ from apache_beam.testing.util import assert_that, equal_to
 from beam_chunking.errors import OutputExistsError
 from beam_chunking.ids import document_id
 from beam_chunking.strategies import RecursiveChunker, Router, SentenceChunker
-from beam_chunking.transforms import (ChunkDocuments, ChunkedDocument, ChunkFiles, Failure, ParseDocuments,
-                                      ReadDocuments, WriteChunkTable)
+from beam_chunking.transforms import (ChunkDocuments, ChunkedDocument, ChunkFiles, DocumentHeader, Failure, ParseDocuments,
+                                      ReadDocuments, Stage, WriteChunkTable)
 from beam_chunking.transforms.manifest import table_files
 from beam_chunking.types import Document, ParsedDocument, Section
 
@@ -79,11 +79,11 @@ def test_chunk_documents_with_router_and_token_counts():
 def test_write_chunk_table_rows_and_failures(tmp_path):
     from beam_chunking.types import Chunk
 
-    good = ChunkedDocument("d1", "d1.txt", "text/plain", 5, "s", 1, (Chunk("d1", 0, 0, 5, "hello", 1, {"n": 3}),),
+    good = ChunkedDocument(DocumentHeader("d1", "d1.txt", "text/plain", 5, "s"), 1, (Chunk("d1", 0, 0, 5, "hello", 1, {"n": 3}),),
                            "recursive", "f" * 12)
-    bad_meta = ChunkedDocument("d2", "d2.txt", "text/plain", 5, "s", 1, (Chunk("d2", 0, 0, 5, "hello", 1, {"x": {}}),),
+    bad_meta = ChunkedDocument(DocumentHeader("d2", "d2.txt", "text/plain", 5, "s"), 1, (Chunk("d2", 0, 0, 5, "hello", 1, {"x": {}}),),
                                "recursive", "f" * 12)
-    failed = Failure("d3", "d3.pdf", "parse", "UnsupportedContentType", "no parser")
+    failed = Failure(DocumentHeader("d3", "d3.pdf"), Stage.PARSE, "UnsupportedContentType", "no parser")
     with pipeline() as p:
         p | beam.Create([good, bad_meta, failed]) | WriteChunkTable(str(tmp_path / "out"))
     docs = {r["document_id"]: r for r in pq.read_table(str(tmp_path / "out" / "documents")).to_pylist()}
@@ -112,7 +112,7 @@ def test_chunk_files_composite(tmp_path):
 
 
 def test_all_failed_still_writes_an_empty_chunks_table(tmp_path):
-    failed = Failure("d3", "d3.pdf", "parse", "UnsupportedContentType", "no parser")
+    failed = Failure(DocumentHeader("d3", "d3.pdf"), Stage.PARSE, "UnsupportedContentType", "no parser")
     with pipeline() as p:
         p | beam.Create([failed]) | WriteChunkTable(str(tmp_path / "out"))
     chunks = pq.read_table(str(tmp_path / "out" / "chunks"))
@@ -123,7 +123,7 @@ def test_all_failed_still_writes_an_empty_chunks_table(tmp_path):
 def test_fixed_shard_count(tmp_path):
     from beam_chunking.types import Chunk
 
-    docs = [ChunkedDocument(f"d{i}", f"d{i}.txt", "text/plain", 5, "s", 1, (Chunk(f"d{i}", 0, 0, 5, "hello", 1),),
+    docs = [ChunkedDocument(DocumentHeader(f"d{i}", f"d{i}.txt", "text/plain", 5, "s"), 1, (Chunk(f"d{i}", 0, 0, 5, "hello", 1),),
                             "recursive", "f" * 12) for i in range(20)]
     with pipeline() as p:
         p | beam.Create(docs) | WriteChunkTable(str(tmp_path / "out"), num_shards=3)

@@ -1,0 +1,24 @@
+"""What the transforms must know about a runner's deviations from the Beam model.
+
+Beam's DaskRunner (2.77) runs a Reshuffle as a no-op, keeps a source in one partition, and
+drops whatever a DoFn emits from ``finish_bundle``. The transforms check for it here, in one
+place, and expand differently where the model would otherwise lose or serialise work.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+def _is_dask(runner: Any) -> bool:
+    return any(cls.__name__ == "DaskRunner" for cls in type(runner).__mro__)
+
+
+def reshuffle_is_noop(runner: Any) -> bool:
+    """Whether ``runner`` runs a Reshuffle without moving data."""
+    return _is_dask(runner)
+
+
+def drops_finish_bundle_output(runner: Any) -> bool:
+    """Whether ``runner`` loses what ``finish_bundle`` emits (so a DoFn must emit from
+    ``process`` only)."""
+    return _is_dask(runner)
