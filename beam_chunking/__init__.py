@@ -3,6 +3,22 @@
 The core (types, strategies, parsers, sizers) never imports Beam; the Beam transforms are in
 :mod:`beam_chunking.transforms` and are imported lazily from here so that
 ``import beam_chunking`` stays light.
+
+Layers, highest first; a module imports only its own layer and the layers below it, with no
+cycles, and Beam only in the top two (``tests/test_layers.py`` checks every import, lazy
+ones included)::
+
+    pipelines                  options, spec, run, CLI                    (Beam)
+    transforms                 ReadDocuments ... WriteChunkTable          (Beam)
+    ----------------------------------------------------------------- no Beam below
+    registry                   get(name, **options), plugins
+    refiners      domains      SemanticRefiner; legal, book, academic ...
+    strategies                 recursive, token, sentence, structural ...
+    parsers       embeddings   bytes -> sections; text -> vectors
+    schema                     pyarrow schemas of the output tables
+    sizing                     characters, tiktoken, tokenizer.json
+    text                       spans, sentences, headings, packing, tokens
+    errors   types   ids       values and errors
 """
 from __future__ import annotations
 

@@ -184,11 +184,11 @@ class TiktokenSizer:
         """Return the token count of each ``text[start:end]``, each counted on its own.
 
         The text is encoded once; each span then costs two short encodes (see
-        :class:`beam_chunking.token_index.TokenIndex`), not a full one.
+        :class:`beam_chunking.text.tokens.TokenIndex`), not a full one.
         """
         if not spans:
             return []
-        from beam_chunking.token_index import TokenIndex
+        from beam_chunking.text.tokens import TokenIndex
 
         lo = min(s for s, _ in spans)
         index = TokenIndex(self.tiktoken_encoding, text, lo, max(e for _, e in spans))

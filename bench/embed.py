@@ -50,7 +50,7 @@ def book_text():
 
 
 def throughput(model, kb):
-    from beam_chunking.strategies._sentences import sentence_spans
+    from beam_chunking.text.sentences import sentence_spans
     from beam_chunking.strategies.late import LateChunker
     from beam_chunking.strategies.semantic import SemanticChunker
 

@@ -115,8 +115,6 @@ def run_group(peers, texts, nbytes, measure, limit, ref_name):
 
 
 def token_group(texts, nbytes):
-    import tiktoken
-
     from beam_chunking import TokenChunker
     from beam_chunking.sizing import load_encoding
 

@@ -110,7 +110,9 @@ def test_plugin_strategy_works_from_the_cli_and_the_spec(plugin_site, tmp_path):
     assert "lines  (LineChunker; sizes in characters)" in listed.stdout and "--max-lines 1" in listed.stdout
     code = ("import sys; from beam_chunking.pipelines.cli import main; from beam_chunking import read_table;"
             f"rc = main(['run', '--config', {str(spec)!r}, '--max-lines', '1']);"
-            f"t = read_table({str(out)!r}); print(rc, set(t.column('strategy').to_pylist()), t.num_rows)")
+            f"t = read_table({str(out)!r}); print(rc, set(t.column('strategy').to_pylist()), t.num_rows, flush=True);"
+            # Beam's threads can abort the interpreter's teardown; the CLI ends the same way.
+            "import os; os._exit(0)")
     ran = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr[-2000:]
     rc, strategies, rows = ran.stdout.strip().splitlines()[-1].split(" ", 2)

@@ -5,8 +5,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from beam_chunking.strategies._headings import DEFAULT_PATTERNS, Pattern
 from beam_chunking.strategies.hierarchical import Group, HierarchicalChunker
+from beam_chunking.text.headings import DEFAULT_PATTERNS, Pattern
 
 _NAMES = (r"Abstract|Introduction|Background|Related Work|Preliminaries|Methods?|Methodology|Approach|"
           r"Experiments?|Experimental Setup|Evaluation|Results|Discussion|Limitations|Conclusions?|Future Work|"

@@ -5,8 +5,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from beam_chunking.strategies._headings import DEFAULT_PATTERNS, Pattern
 from beam_chunking.strategies.hierarchical import Group, HierarchicalChunker
+from beam_chunking.text.headings import DEFAULT_PATTERNS, Pattern
 
 #: Front and back matter names, chapters and parts (not their table-of-contents entries),
 #: Markdown and numbered headings.

@@ -5,8 +5,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Tuple
 
-from beam_chunking.strategies._headings import Pattern
 from beam_chunking.strategies.hierarchical import Group, HierarchicalChunker
+from beam_chunking.text.headings import Pattern
 
 #: Article/Section/§ lines, decimal clause numbers (1., 1.1, 1.1.1) and (a)/(ii) sub-clauses.
 LEGAL_PATTERNS: Tuple[Pattern, ...] = (

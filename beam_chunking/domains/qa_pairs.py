@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from beam_chunking.errors import ChunkingError, ConfigError
-from beam_chunking.strategies.base import Chunker, Drops
+from beam_chunking.strategies.base import Chunker, Drops, make_chunk
 from beam_chunking.types import Chunk, ParsedDocument, Section
 
 Column = Union[str, int]
@@ -91,7 +91,7 @@ class QAPairsChunker(Chunker):
                 values = {name: name for name in columns}  # the "header" is the first data row
             else:
                 values = row_values(text, columns)
-            pair = self._pair(doc, section, text, values.get(q, ""), values.get(a, ""), len(chunks))
+            pair = self._pair(doc, section, values.get(q, ""), values.get(a, ""), len(chunks))
             if pair is None:
                 missing += 1
                 missing_chars += len(text.strip())
@@ -101,13 +101,13 @@ class QAPairsChunker(Chunker):
         return chunks, drops
 
     @staticmethod
-    def _pair(doc: ParsedDocument, section: Section, text: str, question: str, answer: str, index: int) -> Optional[Chunk]:
+    def _pair(doc: ParsedDocument, section: Section, question: str, answer: str, index: int) -> Optional[Chunk]:
         if not question.strip() or not answer.strip():
             return None
         meta: Dict[str, Any] = dict(doc.metadata)
         meta.update({k: v for k, v in section.metadata.items() if k in ("row", "sheet")})
         meta.update({"template": "qa_pairs", "question": question, "answer": answer, "chunk_kind": "qa"})
-        return Chunk(doc.id, index, section.start, section.end, text, None, meta)
+        return make_chunk(doc, index=index, start=section.start, end=section.end, token_count=None, metadata=meta)
 
     def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
         """Return one chunk per question/answer pair."""

@@ -11,38 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Callable, Dict
+from typing import Dict
 
 from beam_chunking.errors import UnsupportedContentType
-from beam_chunking.parsers.code import CONTENT_TYPES, parse_code
 from beam_chunking.parsers.detect import detect_content_type
-from beam_chunking.parsers.docx import parse_docx
-from beam_chunking.parsers.html import parse_html
+from beam_chunking.parsers.formats import EMAIL, FORMAT_PARSERS, Parser
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.parsers.mail import parse_email
-from beam_chunking.parsers.markdown import parse_markdown
-from beam_chunking.parsers.pdf import parse_pdf
-from beam_chunking.parsers.pptx import parse_pptx
-from beam_chunking.parsers.tabular import parse_delimited, parse_xlsx
-from beam_chunking.parsers.text import parse_text
 from beam_chunking.types import Document, ParsedDocument
 
-Parser = Callable[..., ParsedDocument]
-
-#: content type -> parser.
-PARSERS: Dict[str, Parser] = {
-    "text/plain": parse_text,
-    "text/markdown": parse_markdown,
-    "text/html": parse_html,
-    "application/pdf": parse_pdf,
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": parse_docx,
-    "application/vnd.openxmlformats-officedocument.presentationml.presentation": parse_pptx,
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": parse_xlsx,
-    "text/csv": parse_delimited,
-    "text/tab-separated-values": parse_delimited,
-    "message/rfc822": parse_email,
-    **{ctype: parse_code for ctype in CONTENT_TYPES.values()},
-}
+#: content type -> parser: the single-format parsers and the e-mail parser.
+PARSERS: Dict[str, Parser] = {**FORMAT_PARSERS, EMAIL: parse_email}
 
 
 def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:

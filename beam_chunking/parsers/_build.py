@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from beam_chunking.text.headings import heading_path
 from beam_chunking.types import Document, ParsedDocument, Section
 
 _SPACES = re.compile(r"[ \t\f\v\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
@@ -85,14 +86,6 @@ class TextBuilder:
         meta.update(metadata or {})
         sections = tuple(Section(**s) for s in self._sections)
         return ParsedDocument(doc.id, doc.uri, doc.content_type, "".join(self._parts), sections, meta)
-
-
-def heading_path(stack: List[tuple], level: int, title: str) -> tuple:
-    """Push ``(level, title)`` on a heading stack (popping deeper or equal levels); return the path."""
-    while stack and stack[-1][0] >= level:
-        stack.pop()
-    stack.append((level, title))
-    return tuple(t for _, t in stack)
 
 
 def markdown_table(rows: Sequence[Sequence[str]], *, header: bool = True, caption: str = "") -> str:

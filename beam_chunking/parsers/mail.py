@@ -28,6 +28,8 @@ from typing import Any, Dict, List
 from beam_chunking.errors import ChunkingError, ParseError
 from beam_chunking.parsers._build import TextBuilder, clean, collapse
 from beam_chunking.parsers.detect import detect_content_type
+from beam_chunking.parsers.formats import EMAIL, FORMAT_PARSERS
+from beam_chunking.parsers.html import parse_html
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument
 
@@ -49,8 +51,6 @@ def _body(message: EmailMessage, doc: Document, limits: ParseLimits, errors: str
         return ""
     content = part.get_content()
     if part.get_content_subtype() == "html":
-        from beam_chunking.parsers.html import parse_html
-
         html = Document(doc.id, doc.uri, content.encode("utf-8"), "text/html", {})
         parsed = parse_html(html, errors=errors, limits=limits)
         return "\n\n".join(parsed.text[s.start:s.end] for s in parsed.sections)
@@ -77,8 +77,6 @@ def _add_message(builder: TextBuilder, message: EmailMessage, doc: Document, lim
     path = (subject,) if subject else ()
     builder.add(_header_text(message), kind="headers", heading_path=path, metadata={"part": prefix + "headers"})
     builder.add(_body(message, doc, limits, errors), kind="body", heading_path=path, metadata={"part": prefix + "body"})
-    from beam_chunking.parsers import PARSERS
-
     for k, part in enumerate(message.iter_attachments(), start=1):
         name = " ".join((part.get_filename() or f"attachment-{k}").split())
         label = f"attachment:{name}"
@@ -87,17 +85,17 @@ def _add_message(builder: TextBuilder, message: EmailMessage, doc: Document, lim
         except (LookupError, ValueError, AssertionError, TypeError, IndexError) as exc:
             notes["attachments_failed"].append(f"{name}: cannot decode ({exc})")
             continue
-        ctype = "message/rfc822" if part.get_content_type() == "message/rfc822" else detect_content_type(name, data)
-        parser = PARSERS.get(ctype)
-        if parser is None:
-            notes["attachments_skipped"].append(f"{name} ({part.get_content_type()})")
-            continue
-        if ctype == "message/rfc822":
+        ctype = EMAIL if part.get_content_type() == EMAIL else detect_content_type(name, data)
+        if ctype == EMAIL:  # a forwarded message: its parts join this one's, nested deeper
             if depth >= limits.max_attachment_depth:
                 notes["attachments_skipped"].append(f"{name} (nested deeper than max_attachment_depth)")
                 continue
             inner = email.message_from_bytes(data, policy=email.policy.default)
             _add_message(builder, inner, doc, limits, errors, depth + 1, notes, prefix + label + "/")
+            continue
+        parser = FORMAT_PARSERS.get(ctype)
+        if parser is None:
+            notes["attachments_skipped"].append(f"{name} ({part.get_content_type()})")
             continue
         sub = Document(doc.id, f"{doc.uri}#{name}", data, ctype, {})
         try:

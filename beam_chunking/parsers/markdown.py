@@ -9,16 +9,14 @@ text in the path is cleaned of links, images, emphasis, inline code and closing 
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple
+from typing import List, Tuple
 
-from beam_chunking.parsers._build import heading_path
 from beam_chunking.parsers.decode import decode_text
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.text.headings import heading_path, scan_markdown
+from beam_chunking.text.spans import ALL_NEWLINES, line_starts
 from beam_chunking.types import Document, ParsedDocument, Section
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _REF_LINK = re.compile(r"!?\[([^\]]*)\]\[[^\]]*\]")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^>]*)>")
@@ -42,34 +40,9 @@ def clean_heading(raw: str) -> str:
 
 def _headings(text: str) -> List[Tuple[int, int, str]]:
     """Return ``(line_start, level, title)`` for every heading line, in order."""
-    found: List[Tuple[int, int, str]] = []
-    fence: Optional[str] = None
-    pos = 0
-    para: List[Tuple[int, str]] = []  # lines of the current paragraph
-    for line in text.splitlines(keepends=True):
-        body = line.rstrip("\r\n")
-        m = _FENCE.match(body)
-        if fence is not None:
-            closer = m.group(1) if m else ""
-            if closer and closer[0] == fence[0] and len(closer) >= len(fence) and not body.strip()[len(closer):]:
-                fence = None
-            para = []
-        elif m:
-            fence = m.group(1)
-            para = []
-        elif atx := _ATX.match(body):
-            found.append((pos, len(atx.group(1)), clean_heading(atx.group(2) or "")))
-            para = []
-        elif _SETEXT.match(body) and len(para) == 1:
-            # Only a one-line paragraph becomes a setext title; else "---" is a rule.
-            found.append((para[0][0], 1 if body.strip()[0] == "=" else 2, clean_heading(para[0][1])))
-            para = []
-        elif body.strip() and (para or not body.startswith(("    ", "\t"))):
-            para.append((pos, body))
-        else:
-            para = []
-        pos += len(line)
-    return found
+    # Lines as str.splitlines() sees them: every Unicode line break ends a line.
+    lines = line_starts(text, 0, len(text), ALL_NEWLINES)
+    return [(lines[h.line], h.level, clean_heading(h.title)) for h in scan_markdown(text, lines).headings]
 
 
 def parse_markdown(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:

@@ -27,9 +27,10 @@ from collections import Counter
 from typing import Dict, List, Tuple
 
 from beam_chunking.errors import ParseError
-from beam_chunking.parsers._build import TextBuilder, clean, heading_path
+from beam_chunking.parsers._build import TextBuilder, clean
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.text.headings import heading_path
 from beam_chunking.types import Document, ParsedDocument
 
 # PDFium is not thread-safe and Beam workers run several threads per process.

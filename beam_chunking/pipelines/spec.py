@@ -38,7 +38,7 @@ from beam_chunking.registry import DEFAULT_STRATEGY, get, registry
 from beam_chunking.strategies import Router
 from beam_chunking.refiners import Refined, SemanticRefiner
 from beam_chunking.strategies.base import Chunker
-from beam_chunking.strategies.semantic import resolve_embedder
+from beam_chunking.embeddings.resolve import resolve_embedder
 
 KEYS = ("input", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
         "compression", "metadata", "num_shards", "max_bytes", "limits", "refine", "embed")

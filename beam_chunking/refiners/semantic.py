@@ -1,15 +1,17 @@
 """SemanticRefiner: oversized chunks of any strategy sub-split at sentence boundaries."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
-from beam_chunking.strategies._sentences import sentence_spans
-from beam_chunking.strategies.base import Chunker, Drops, require_positive
-from beam_chunking.strategies.semantic import pack_sentences, resolve_embedder
+from beam_chunking.strategies.base import Chunker, Drops, make_chunk, require_positive
+from beam_chunking.strategies.semantic import pack_sentences
+from beam_chunking.text.sentences import sentence_spans
 from beam_chunking.types import Chunk, ParsedDocument
 
 
@@ -75,17 +77,18 @@ class SemanticRefiner:
         for chunk in chunks:
             repeated = chunk.metadata.get("table_header_repeated")
             if len(chunk.text) <= self.max_chunk_size or repeated:
-                out.append(Chunk(chunk.document_id, len(out), chunk.start, chunk.end, chunk.text, chunk.token_count,
-                                 chunk.metadata, chunk.embedding, chunk.ordinal))
+                out.append(dataclasses.replace(chunk, index=len(out)))
                 continue
             meta = dict(chunk.metadata, refined_from=chunk.id)
             meta.pop("embedding_model", None)  # the parent's vector does not describe a piece
+            # Pieces keep the parent's document id, also when a caller refines bare-text chunks.
+            source = doc if chunk.document_id == doc.id else dataclasses.replace(doc, id=chunk.document_id)
             for group in self._cuts(text, sentence_spans(text, chunk.start, chunk.end)):
                 s, e = group[0][0], group[-1][1]
                 pieces = [(s, e)] if e - s <= self.max_chunk_size else [
                     (p[0][0], p[-1][1]) for p in pack_sentences(text, group, self.max_chunk_size)]
                 for a, b in pieces:
-                    out.append(Chunk(chunk.document_id, len(out), a, b, text[a:b], None, meta))
+                    out.append(make_chunk(source, index=len(out), start=a, end=b, token_count=None, metadata=meta))
         return out
 
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from beam_chunking.strategies._levels import _trim, line_starts
+from beam_chunking.text.spans import line_starts, trim_span
 
 #: Statement depths score 1 + depth (unbounded); these two are the generic line boundaries.
 BLANK_SCORE, LINE_SCORE = 10_000, 10_001
@@ -143,7 +143,7 @@ def _python(text: str, start: int, end: int) -> Optional[Outline]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = prefix + node.name
                 last = min(n, node.end_lineno or node.lineno)
-                defs.append((*_trim(text, lines[row], lines[last]), name))
+                defs.append((*trim_span(text, lines[row], lines[last]), name))
                 _mark_after(text, lines, scores, last - 1, depth)
                 walk(node.body, depth + 1, name + ".")
                 continue
@@ -216,7 +216,7 @@ def _tree_sitter(language: str, text: str, start: int, end: int) -> Optional[Out
             qual = prefix + name if name else prefix.rstrip(".")
             last = min(n, node.end_point.row + 1)
             if name:
-                defs.append((*_trim(text, lines[row], lines[last]), qual))
+                defs.append((*trim_span(text, lines[row], lines[last]), qual))
             _mark_after(text, lines, scores, last - 1, depth)
             body = target.child_by_field_name("body")
             if body is not None:
@@ -241,7 +241,7 @@ def _heuristic(language: str, text: str, start: int, end: int) -> Outline:
         indent = len(expanded) - len(expanded.lstrip())
         while opened and indent <= opened[-1][0] and not line.lstrip().startswith(("}", "end", ")")):
             i, row, qual = opened.pop()
-            defs.append((*_trim(text, lines[row], lines[k]), qual))
+            defs.append((*trim_span(text, lines[row], lines[k]), qual))
         if indent == 0 and k and scores[k] == BLANK_SCORE:
             scores[k] = _TOP_SCORE
         m = pattern.match(line) if pattern is not None else None
@@ -253,7 +253,7 @@ def _heuristic(language: str, text: str, start: int, end: int) -> Outline:
         if qual:
             opened.append((indent, row, qual))
     for _, row, qual in opened:
-        defs.append((*_trim(text, lines[row], lines[n]), qual))
+        defs.append((*trim_span(text, lines[row], lines[n]), qual))
     defs.sort()
     return Outline(lines, scores, defs, "heuristic")
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Callable, List, Optional, Sequence, Tuple
 
+from beam_chunking.text.packing import greedy_end
+
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$")
 
 
@@ -59,13 +61,13 @@ def split_table(text: str, lines: Sequence[int], budget: int, measure_span: Call
     k, n = 2, len(lines) - 1
     while k < n:
         start = lines[0] if first else lines[k]
-        end_k = k
-        while end_k < n:
-            candidate = text[start:lines[end_k + 1]].rstrip()
+
+        def fits(j: int) -> bool:  # rows up to line j, after the header (its copy, or itself)
+            candidate = text[start:lines[j]].rstrip()
             size = measure_span(start, start + len(candidate)) if first else measure_text(prefix + candidate)
-            if size > budget:
-                break
-            end_k += 1
+            return size <= budget
+
+        end_k = greedy_end(k, n, fits)
         if end_k == k:  # not even one row fits with the header
             if first:
                 first = False

@@ -7,9 +7,9 @@ from typing import Any, Dict, List, Optional, Tuple
 from beam_chunking.errors import ConfigError
 from beam_chunking.parsers.code import CONTENT_TYPES, LANGUAGES
 from beam_chunking.strategies._code_outline import GRAMMARS, Outline, outline
-from beam_chunking.strategies._levels import split_levels
-from beam_chunking.strategies.base import Chunker, require_overlap, require_positive, section_metadata
+from beam_chunking.strategies.base import Chunker, make_chunk, require_overlap, require_positive, section_metadata
 from beam_chunking.strategies.fixed import FixedSizeChunker
+from beam_chunking.text.packing import split_levels
 from beam_chunking.types import Chunk, ParsedDocument
 
 PARSERS = ("auto", "tree-sitter", "heuristic")
@@ -107,12 +107,11 @@ class CodeChunker(Chunker):
 
     def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
         """Chunk every section at its syntax boundaries."""
-        text, doc_id = doc.text, doc.id
         chunks: List[Chunk] = []
         for section in doc.sections:
             base = section_metadata(doc, section)
             language = self.language_of(doc, base)
-            pieces, shape = self.spans(text, section.start, section.end, language)
+            pieces, shape = self.spans(doc.text, section.start, section.end, language)
             for s, e in pieces:
                 meta = dict(base, chunk_kind="code", parser=shape.parser)
                 if language != "generic":
@@ -122,7 +121,7 @@ class CodeChunker(Chunker):
                     meta["scope"] = scope
                 if symbols:
                     meta["symbols"] = symbols
-                chunks.append(Chunk(doc_id, len(chunks), s, e, text[s:e], None, meta))
+                chunks.append(make_chunk(doc, index=len(chunks), start=s, end=e, token_count=None, metadata=meta))
         return chunks
 
 

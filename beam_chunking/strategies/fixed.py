@@ -5,8 +5,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-from beam_chunking.strategies._text import safe_cut, skip_space, trim_end, word_start
 from beam_chunking.strategies.base import SectionChunker, Span, require_overlap, require_positive
+from beam_chunking.text.spans import safe_cut, skip_space, trim_end, word_start
 
 # Greedy ".*\s" backtracks from the window's end to its last whitespace, in C.
 _LAST_SPACE = re.compile(r".*\s", re.DOTALL)

@@ -5,11 +5,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 from beam_chunking.errors import ConfigError
-from beam_chunking.parsers._build import heading_path
-from beam_chunking.strategies._headings import (DEFAULT_PATTERNS, MAX_HEADING_CHARS, Pattern, compile_patterns,
-                                                find_headings)
-from beam_chunking.strategies._text import skip_space, trim_end
-from beam_chunking.strategies.base import Chunker, Drops, require_positive
+from beam_chunking.strategies.base import Chunker, Drops, make_chunk, require_positive
+from beam_chunking.text.headings import (DEFAULT_PATTERNS, MAX_HEADING_CHARS, Pattern, compile_patterns,
+                                         find_headings, heading_path)
+from beam_chunking.text.spans import trim_span
 from beam_chunking.types import Chunk, ParsedDocument
 
 DETECTION_MODES = ("unstructured", "always", "never")
@@ -65,7 +64,7 @@ class HierarchicalChunker(Chunker):
     Args:
         max_depth: Deepest heading level that starts a chunk (path length). Default 3.
         heading_patterns: ``(regex, level)`` pairs for plain-text headings (see
-            :mod:`beam_chunking.strategies._headings`). Default: Markdown ATX, numbered
+            :mod:`beam_chunking.text.headings`). Default: Markdown ATX, numbered
             ("2.1 Setup") and "Chapter/Part N" lines.
         heading_detection: Where patterns run: ``"unstructured"`` (sections without a parser
             heading; default), ``"always"`` (inside every section, nested under the parser's
@@ -201,12 +200,10 @@ def subtree_metadata(group: Group) -> Dict[str, Any]:
 def build_chunks(doc: ParsedDocument, groups: Sequence[Group], metadata: Callable[[Group], Dict[str, Any]],
                  drop: Callable[[Group], Optional[str]]) -> Tuple[List[Chunk], Drops]:
     """Turn groups into exact-span chunks (trimmed of whitespace), skipping dropped ones."""
-    text = doc.text
     chunks: List[Chunk] = []
     dropped: List[Tuple[str, int]] = []
     for group in groups:
-        start = skip_space(text, group.start, group.end)
-        end = trim_end(text, start, group.end)
+        start, end = trim_span(doc.text, group.start, group.end)
         if start == end:
             continue
         reason = drop(group)
@@ -215,6 +212,6 @@ def build_chunks(doc: ParsedDocument, groups: Sequence[Group], metadata: Callabl
             continue
         meta = dict(doc.metadata)
         meta.update(metadata(group))
-        chunks.append(Chunk(doc.id, len(chunks), start, end, text[start:end], None, meta))
+        chunks.append(make_chunk(doc, index=len(chunks), start=start, end=end, token_count=None, metadata=meta))
     return chunks, tuple(dropped)
 

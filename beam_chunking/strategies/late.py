@@ -9,10 +9,11 @@ from typing import Any, List
 import numpy as np
 
 from beam_chunking.embeddings.base import normalize
-from beam_chunking.strategies._text import skip_space, trim_end
-from beam_chunking.strategies.base import Chunker, require_overlap, require_positive, section_metadata
-from beam_chunking.strategies.semantic import resolve_embedder
+from beam_chunking.embeddings.resolve import resolve_embedder
+from beam_chunking.strategies.base import (Chunker, make_chunk, make_chunks, require_overlap, require_positive,
+                                           section_metadata)
 from beam_chunking.strategies.token import TokenChunker
+from beam_chunking.text.spans import skip_space, trim_end
 from beam_chunking.types import Chunk, ParsedDocument
 
 _LOG = logging.getLogger(__name__)
@@ -80,8 +81,8 @@ class LateChunker(Chunker):
         window = max(4, self.max_chunk_size)
         windows = TokenChunker(max_chunk_size=window, overlap=min(self.overlap, window - 1))
         fallback_meta = dict(meta, late_chunking_fallback=True)
-        for s, e, n in windows.section_spans(doc.text, start, end):
-            chunks.append(Chunk(doc.id, len(chunks), s, e, doc.text[s:e], n, fallback_meta))
+        spans = windows.section_spans(doc.text, start, end)
+        chunks.extend(make_chunks(doc, spans, metadata=fallback_meta, index=len(chunks)))
 
     def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
         """Chunk every section into token windows with late-pooled embeddings."""
@@ -123,7 +124,8 @@ class LateChunker(Chunker):
                 if i == 0:  # unclaimed characters before the first token
                     s = skip_space(text, section.start, s)
                 vec = normalize(np.asarray(vectors)[keep[i:j]].mean(axis=0, keepdims=True))[0].tolist()
-                chunks.append(Chunk(doc.id, len(chunks), s, e, text[s:e], j - i, late_meta, vec))
+                chunks.append(make_chunk(doc, index=len(chunks), start=s, end=e, token_count=j - i,
+                                         metadata=late_meta, embedding=vec))
                 prev_start = s
                 if j == n:
                     break

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from typing import List, Tuple
 
 from beam_chunking.errors import ConfigError
-from beam_chunking.strategies._text import NONSPACE, WORD_START, safe_cut, safe_cut_forward, trim_end
 from beam_chunking.strategies.base import SectionChunker, Span, require_overlap, require_positive
+from beam_chunking.text.spans import NONSPACE, WORD_START, safe_cut, safe_cut_forward, trim_end
 
 DEFAULT_SEPARATORS: Tuple[str, ...] = ("\n\n", "\n", ". ", " ", "")
 

@@ -7,31 +7,16 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from beam_chunking.embeddings.base import normalize
+from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
-from beam_chunking.strategies._sentences import sentence_spans
-from beam_chunking.strategies._text import skip_space, trim_end
-from beam_chunking.strategies.base import Chunker, require_positive, section_metadata
+from beam_chunking.strategies.base import Chunker, make_chunk, require_positive, section_metadata
 from beam_chunking.strategies.recursive import RecursiveChunker
+from beam_chunking.text.packing import greedy_groups
+from beam_chunking.text.sentences import sentence_spans
+from beam_chunking.text.spans import trim_span
 from beam_chunking.types import Chunk, ParsedDocument
 
 Span = Tuple[int, int]
-
-
-def resolve_embedder(value: Any, owner: str):
-    """An embedder from ``None``/``"minilm"`` (the packaged default), a mapping of
-    :class:`~beam_chunking.embeddings.onnx.OnnxEmbedder` options, or an embedder object."""
-    if value is None or value == "minilm":
-        from beam_chunking.embeddings.minilm import minilm
-
-        return minilm()
-    if isinstance(value, dict):
-        from beam_chunking.embeddings.onnx import OnnxEmbedder
-
-        return OnnxEmbedder(**value)
-    if hasattr(value, "embed") or hasattr(value, "embed_tokens"):
-        return value
-    raise ConfigError(f"{owner}.embedder must be 'minilm', a mapping of OnnxEmbedder options or an embedder, "
-                      f"got {value!r}", field="embedder")
 
 
 class SentenceVectors:
@@ -57,24 +42,24 @@ class SentenceVectors:
 
 
 def pack_sentences(text: str, spans: Sequence[Span], size: int) -> List[List[Span]]:
-    """Sentences packed greedily into groups of at most ``size`` characters; a longer
-    sentence is cut on its own by the recursive splitter (a group of one piece each)."""
+    """Pack sentences greedily into groups that span at most ``size`` characters.
+
+    A sentence longer than ``size`` is cut on its own by the recursive splitter, each piece
+    a group of one span.
+
+    Args:
+        text: The document text.
+        spans: Sentence spans in order (see :func:`beam_chunking.text.sentences.sentence_spans`).
+        size: Ceiling per group, in characters (from the first start to the last end).
+    """
     out: List[List[Span]] = []
-    cur: List[Span] = []
-    for s in spans:
-        if s[1] - s[0] > size:
-            if cur:
-                out.append(cur)
-                cur = []
-            pieces = RecursiveChunker(max_chunk_size=size, overlap=0).section_spans(text, s[0], s[1])
+    for a, b in greedy_groups(len(spans), lambda a, b: spans[b - 1][1] - spans[a][0] <= size):
+        s, e = spans[a][0], spans[b - 1][1]
+        if e - s > size:  # a single sentence over the ceiling
+            pieces = RecursiveChunker(max_chunk_size=size, overlap=0).section_spans(text, s, e)
             out.extend([[(x, y)] for x, y, _ in pieces])
-            continue
-        if cur and s[1] - cur[0][0] > size:
-            out.append(cur)
-            cur = []
-        cur.append(s)
-    if cur:
-        out.append(cur)
+        else:
+            out.append(list(spans[a:b]))
     return out
 
 
@@ -238,7 +223,8 @@ class SemanticChunker(Chunker):
                 idx = [whole[g] for g in group]
                 embedding = normalize(vecs[idx].mean(axis=0, keepdims=True))[0].tolist()
                 extra = dict(meta, embedding_model=getattr(self._model, "name", type(self._model).__name__))
-            chunks.append(Chunk(doc.id, len(chunks), s, e, text[s:e], None, extra, embedding))
+            chunks.append(make_chunk(doc, index=len(chunks), start=s, end=e, token_count=None, metadata=extra,
+                                     embedding=embedding))
 
     def _document_level(self, doc: ParsedDocument) -> List[Chunk]:
         text = doc.text
@@ -247,15 +233,12 @@ class SemanticChunker(Chunker):
             return []
         section_vecs = self._model.embed([text[s.start:s.end] for s in sections])  # one call per document
         threshold = 0.5 if self.similarity_threshold is None else self.similarity_threshold
-        runs: List[List[int]] = [[0]]
-        for k in range(1, len(sections)):
-            run = runs[-1]
-            similar = float(section_vecs[k - 1] @ section_vecs[k]) >= threshold
-            fits = sections[k].end - sections[run[0]].start <= self.max_chunk_size
-            if similar and fits:
-                run.append(k)
-            else:
-                runs.append([k])
+
+        def joins(a: int, b: int) -> bool:  # section b - 1 joins the run [a, b - 1)
+            similar = float(section_vecs[b - 2] @ section_vecs[b - 1]) >= threshold
+            return similar and sections[b - 1].end - sections[a].start <= self.max_chunk_size
+
+        runs = [list(range(a, b)) for a, b in greedy_groups(len(sections), joins)]
         chunks: List[Chunk] = []
         vectors: Optional[SentenceVectors] = None
         for run in runs:
@@ -265,12 +248,11 @@ class SemanticChunker(Chunker):
                 pages = [sections[k].page for k in run if sections[k].page is not None]
                 if pages:
                     meta["page"], meta["page_end"] = min(pages), max(pages)
-                s = skip_space(text, first.start, last.end)
-                e = trim_end(text, s, last.end)
+                s, e = trim_span(text, first.start, last.end)
                 vec = normalize(section_vecs[run].mean(axis=0, keepdims=True))[0].tolist()
                 meta = dict(meta, embedding_model=getattr(self._model, "name", type(self._model).__name__))
-                chunks.append(Chunk(doc.id, len(chunks), s, e, text[s:e], None, meta,
-                                    vec if self.reuse_embeddings else None))
+                chunks.append(make_chunk(doc, index=len(chunks), start=s, end=e, token_count=None, metadata=meta,
+                                         embedding=vec if self.reuse_embeddings else None))
                 continue
             if vectors is None:  # oversized sections: the sentence path, sentences embedded once
                 vectors = SentenceVectors(self._model, self.batch_size)

@@ -7,11 +7,11 @@ from typing import List
 import numpy as np
 
 from beam_chunking.sizing import TiktokenSizer, tiktoken_sizer
-from beam_chunking.strategies._sentences import sentence_spans
-from beam_chunking.strategies._token_windows import token_windows
-from beam_chunking.token_index import TokenIndex
 from beam_chunking.strategies.base import SectionChunker, Span, require_overlap, require_positive
 from beam_chunking.strategies.token import MIN_WINDOW_TOKENS
+from beam_chunking.text.packing import greedy_end
+from beam_chunking.text.sentences import sentence_spans
+from beam_chunking.text.tokens import TokenIndex, token_windows
 
 
 @dataclass(frozen=True)
@@ -79,10 +79,9 @@ class SentenceChunker(SectionChunker):
                 while a - 1 > prev_a and carried + counts[a - 1] <= overlap:
                     a -= 1
                     carried += counts[a]
-            total, b = carried + counts[i], i + 1
-            while b < n and total + counts[b] <= budget:
-                total += counts[b]
-                b += 1
+            # New sentences while the slice counts (overlap included) fit: tokens of [i, b)
+            # are firsts[b] - firsts[i].
+            b = greedy_end(i + 1, n, lambda end: carried + firsts[end] - firsts[i] <= budget)
             own = tk.count(text, sents[a][0], sents[b - 1][1])
             while own > budget and (b - 1 > i or a < i):
                 # Give back the last new sentence first, then the overlap.

@@ -1,23 +1,20 @@
 """Structure-first splitting within a token budget."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from beam_chunking.sizing import tiktoken_sizer
-from beam_chunking.strategies._levels import line_starts, split_levels
 from beam_chunking.strategies._tables import split_table, table_blocks
-from beam_chunking.strategies._token_windows import token_windows
-from beam_chunking.strategies.base import Chunker, require_positive, section_metadata
+from beam_chunking.strategies.base import Chunker, make_chunk, require_positive, section_metadata
 from beam_chunking.strategies.token import MIN_WINDOW_TOKENS
-from beam_chunking.token_index import TokenIndex
+from beam_chunking.text.headings import scan_markdown
+from beam_chunking.text.packing import split_levels
+from beam_chunking.text.spans import line_starts
+from beam_chunking.text.tokens import TokenIndex, token_windows
 from beam_chunking.types import Chunk, ParsedDocument
 
-_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)")
-
-# Line-start scores, strongest first (see beam_chunking.strategies._levels).
+# Line-start scores, strongest first (see beam_chunking.text.packing.split_levels).
 HARD, FENCE, TOP, DEDENT, BLANK, LINE = 0, 1, 2, 3, 4, 5
 
 
@@ -29,39 +26,38 @@ def _indent(line: str) -> int:
 def structure_scores(text: str, lines: List[int]) -> Tuple[List[int], List[Tuple[int, int, str]], List[Tuple[int, int]]]:
     """Score each line start; also return fenced blocks ``(first, end, info)`` and tables.
 
-    Headings (outside fences) are hard boundaries; fence and table edges come next, then a
-    paragraph that starts at indentation 0 and brace depth 0, then a dedent or a brace
-    depth drop, then any blank-line boundary, then any line.
+    ATX headings (outside fences, found by :func:`~beam_chunking.text.headings.scan_markdown`)
+    are hard boundaries; fence and table edges come next, then a paragraph that starts at
+    indentation 0 and brace depth 0, then a dedent or a brace depth drop, then any
+    blank-line boundary, then any line. Lines inside a fence are not scored.
     """
     n = len(lines) - 1
     scores = [LINE] * n
-    fences: List[Tuple[int, int, str]] = []
-    fence: Optional[Tuple[str, int, str]] = None
+    outline = scan_markdown(text, lines)
+    headings = {h.line for h in outline.headings if not h.setext}
+    opening = {f.first: f.end for f in outline.fences}
     depth = 0
     prev_blank = True
     prev_indent = 0
     prev_depth = 0
+    inside_until = 0  # lines before this index are inside the last fence
     for k in range(n):
-        line = text[lines[k]:lines[k + 1]].rstrip("\r\n")
-        m = _FENCE.match(line)
-        if fence is not None:
-            if m and m.group(1)[0] == fence[0][0] and len(m.group(1)) >= len(fence[0]) and not line.strip()[len(m.group(1)):]:
-                fences.append((fence[1], k + 1, fence[2]))
-                if k + 1 < n:
-                    scores[k + 1] = min(scores[k + 1], FENCE)
-                fence = None
+        if k < inside_until:
             continue
-        if m:
-            fence = (m.group(1), k, m.group(2))
+        fence_end = opening.get(k)
+        if fence_end is not None:
             scores[k] = FENCE
+            if fence_end < n:  # the line after the closing fence
+                scores[fence_end] = min(scores[fence_end], FENCE)
             prev_blank = False
+            inside_until = fence_end
             continue
-        stripped = line.strip()
-        if not stripped:
+        line = text[lines[k]:lines[k + 1]].rstrip("\r\n")
+        if not line.strip():
             prev_blank = True
             continue
         indent = _indent(line)
-        if _HEADING.match(line):
+        if k in headings:
             scores[k] = HARD
         elif prev_blank and indent == 0 and depth == 0:
             scores[k] = TOP
@@ -74,8 +70,7 @@ def structure_scores(text: str, lines: List[int]) -> Tuple[List[int], List[Tuple
         depth = max(0, depth + opened - line.count("}") - line.count("]") - line.count(")"))
         prev_indent = indent
         prev_blank = False
-    if fence is not None:  # an unclosed fence runs to the end
-        fences.append((fence[1], n, fence[2]))
+    fences = [(f.first, f.end, f.info) for f in outline.fences]
     tables = table_blocks(text, lines)
     for a, b in tables:
         scores[a] = min(scores[a], FENCE)
@@ -179,12 +174,10 @@ class StructuralChunker(Chunker):
 
     def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
         """Chunk every section; chunks carry the section's provenance."""
-        text, doc_id = doc.text, doc.id
         chunks: List[Chunk] = []
         for section in doc.sections:
             base = section_metadata(doc, section)
-            for s, e, prefix, extra, n in self.section_chunks(text, section.start, section.end):
-                body = text[s:e] if prefix is None else prefix + text[s:e]
-                meta = dict(base, **extra) if extra else base
-                chunks.append(Chunk(doc_id, len(chunks), s, e, body, n, meta))
+            for s, e, prefix, extra, n in self.section_chunks(doc.text, section.start, section.end):
+                chunks.append(make_chunk(doc, index=len(chunks), start=s, end=e, token_count=n,
+                                         metadata=dict(base, **extra) if extra else base, prefix=prefix or ""))
         return chunks

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from typing import List
 
 from beam_chunking.sizing import TiktokenSizer, tiktoken_sizer
-from beam_chunking.strategies._token_windows import token_windows
 from beam_chunking.strategies.base import SectionChunker, Span, require_overlap, require_positive
+from beam_chunking.text.tokens import token_windows
 
 #: A window below this cannot always be honoured: one code point can take four cl100k tokens.
 MIN_WINDOW_TOKENS = 4

@@ -117,7 +117,7 @@ class EmbedChunks(beam.PTransform):
 
     def __init__(self, embedder: Any = "minilm", batch_size: int = 64):
         super().__init__()
-        from beam_chunking.strategies.semantic import resolve_embedder
+        from beam_chunking.embeddings.resolve import resolve_embedder
 
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"EmbedChunks.batch_size must be an integer >= 1, got {batch_size!r}", field="batch_size")

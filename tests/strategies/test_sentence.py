@@ -3,7 +3,7 @@ from hypothesis import given, strategies as st
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies import SentenceChunker
-from beam_chunking.strategies._sentences import sentence_spans
+from beam_chunking.text.sentences import sentence_spans
 from tests.helpers import adversarial_text, check_chunks, check_long_text, check_pickle, check_properties, tokens
 
 

@@ -1,7 +1,7 @@
 """Pipe-table detection and row splitting with repeated headers."""
 from __future__ import annotations
 
-from beam_chunking.strategies._levels import line_starts
+from beam_chunking.text.spans import line_starts
 from beam_chunking.strategies._tables import split_table, table_blocks
 
 TABLE = "text before\n| a | b |\n|:--|--:|\n| 1 | x |\n| 2 | y |\n| 3 | zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz |\nafter\n"

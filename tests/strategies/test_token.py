@@ -86,7 +86,7 @@ def test_properties(text, window, overlap):
 @given(adversarial_text, st.data())
 def test_encoded_count_equals_own_tokenization(text, data):
     """The head/middle/tail count is exact for any span of an encoded section."""
-    from beam_chunking.token_index import TokenIndex
+    from beam_chunking.text.tokens import TokenIndex
 
     if not text:
         return
@@ -98,7 +98,7 @@ def test_encoded_count_equals_own_tokenization(text, data):
 
 
 def test_encoded_count_on_real_prose():
-    from beam_chunking.token_index import TokenIndex
+    from beam_chunking.text.tokens import TokenIndex
 
     text = open(os.path.join(EXAMPLES, "printing-press.txt"), encoding="utf-8").read()
     tk = TokenIndex(CL100K.tiktoken_encoding, text, 0, len(text))

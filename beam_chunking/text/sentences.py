@@ -5,14 +5,23 @@ whitespace follows, after the CJK full stops ``。！？`` with no whitespace ne
 blank lines. It does not split after common abbreviations (Dr., Mrs., U.S., e.g.), single
 initials, or before a lowercase word; decimals (3.14), versions (v1.2.3), URLs and e-mail
 addresses never split because no whitespace follows their dots.
+
+Nothing is inserted or normalised: each sentence is a ``(start, end)`` span of the text,
+trimmed of surrounding whitespace.
+
+Example:
+    >>> text = "Dr. Smith went to Washington. He met Mrs. Jones there."
+    >>> [text[s:e] for s, e in sentence_spans(text, 0, len(text))]
+    ['Dr. Smith went to Washington.', 'He met Mrs. Jones there.']
 """
 from __future__ import annotations
 
 import re
 from typing import List, Tuple
 
-from beam_chunking.strategies._text import skip_space, trim_end
+from beam_chunking.text.spans import skip_space, trim_end
 
+#: Lowercase words (without their final dot) that a period does not end a sentence after.
 ABBREVIATIONS = frozenset(
     """mr mrs ms mx dr prof sr jr st mt ft vs etc e.g i.e cf viz al approx dept est inc ltd co corp
     llc plc no nos fig figs vol vols ch sec secs eq eqs ref refs p pp ed eds gen gov sen rep lt col
@@ -42,6 +51,7 @@ def _word_before(text: str, lo: int, dot: int) -> str:
 
 
 def _western_boundary(text: str, m: re.Match, lo: int) -> bool:
+    """Whether the ``.!?…`` match ``m`` ends a sentence (see the module docstring)."""
     nxt = m.group("next")
     if nxt is None:
         return True  # end of the range
@@ -60,9 +70,18 @@ def _western_boundary(text: str, m: re.Match, lo: int) -> bool:
 
 
 def sentence_spans(text: str, start: int, end: int) -> List[Tuple[int, int]]:
-    """Return the sentences of ``text[start:end]`` as trimmed, non-empty ``(start, end)`` spans.
+    """Return the sentences of ``text[start:end]`` as trimmed, non-empty spans.
 
-    Together the spans cover every non-whitespace character of the range.
+    Together the spans cover every non-whitespace character of the range, in order and
+    without overlap.
+
+    Args:
+        text: The document text.
+        start: First character of the range (code points).
+        end: One past its last character.
+
+    Returns:
+        ``(start, end)`` spans of ``text``; ``[]`` for an empty or all-whitespace range.
     """
     out: List[Tuple[int, int]] = []
     s = skip_space(text, start, end)

@@ -1,0 +1,49 @@
+"""Turning an ``embedder`` option into an embedder object, for strategies, refiners and the embed stage.
+
+One function accepts every spelling the Python API, the CLI and the YAML spec allow, so a
+strategy's ``embedder`` field, ``SemanticRefiner(embedder=...)``, ``EmbedChunks(embedder)``
+and the spec's ``embed:`` key resolve the same way. Models are imported lazily: resolving
+``"minilm"`` locates the packaged files but loads no session until the embedder is used.
+
+Example:
+    >>> class Fake:
+    ...     def embed(self, texts): ...
+    >>> fake = Fake()
+    >>> resolve_embedder(fake, "SemanticChunker") is fake
+    True
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from beam_chunking.errors import ConfigError
+
+#: The name of the packaged default model.
+DEFAULT_EMBEDDER = "minilm"
+
+
+def resolve_embedder(value: Any, owner: str) -> Any:
+    """Return the embedder that ``value`` names.
+
+    Args:
+        value: ``None`` or ``"minilm"`` (the packaged default, from the ``minilm`` extra),
+            a mapping of :class:`~beam_chunking.embeddings.onnx.OnnxEmbedder` options, or
+            an object with ``embed(texts)`` or ``embed_tokens(text)``, returned as it is.
+        owner: Who asks (``"SemanticChunker"``, ``"embed"`` ...); named in the error.
+
+    Raises:
+        ConfigError: ``value`` is none of these; the message names ``owner.embedder``.
+        MissingExtra: ``"minilm"`` without the ``minilm`` extra installed.
+    """
+    if value is None or value == DEFAULT_EMBEDDER:
+        from beam_chunking.embeddings.minilm import minilm
+
+        return minilm()
+    if isinstance(value, dict):
+        from beam_chunking.embeddings.onnx import OnnxEmbedder
+
+        return OnnxEmbedder(**value)
+    if hasattr(value, "embed") or hasattr(value, "embed_tokens"):
+        return value
+    raise ConfigError(f"{owner}.embedder must be 'minilm', a mapping of OnnxEmbedder options or an embedder, "
+                      f"got {value!r}", field="embedder")

@@ -1,0 +1,46 @@
+"""The parsers of single formats, by content type: every parser except the e-mail one.
+
+The e-mail parser hands each attachment to the parser of the attachment's content type, so
+it needs this mapping; :data:`beam_chunking.parsers.PARSERS` is this mapping plus the
+e-mail parser. Keeping the single-format parsers here, below both, means the e-mail parser
+and the package never import each other. Every parser has the signature
+``parser(document, *, errors="strict", limits=ParseLimits())`` and returns a
+:class:`~beam_chunking.types.ParsedDocument`.
+
+Example:
+    >>> FORMAT_PARSERS["text/markdown"].__name__
+    'parse_markdown'
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict
+
+from beam_chunking.parsers.code import CONTENT_TYPES, parse_code
+from beam_chunking.parsers.docx import parse_docx
+from beam_chunking.parsers.html import parse_html
+from beam_chunking.parsers.markdown import parse_markdown
+from beam_chunking.parsers.pdf import parse_pdf
+from beam_chunking.parsers.pptx import parse_pptx
+from beam_chunking.parsers.tabular import parse_delimited, parse_xlsx
+from beam_chunking.parsers.text import parse_text
+from beam_chunking.types import ParsedDocument
+
+#: A parser: ``parser(document, *, errors="strict", limits=ParseLimits()) -> ParsedDocument``.
+Parser = Callable[..., ParsedDocument]
+
+#: The content type of an e-mail message; its parser is added by :mod:`beam_chunking.parsers`.
+EMAIL = "message/rfc822"
+
+#: content type -> parser, for every format but e-mail.
+FORMAT_PARSERS: Dict[str, Parser] = {
+    "text/plain": parse_text,
+    "text/markdown": parse_markdown,
+    "text/html": parse_html,
+    "application/pdf": parse_pdf,
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": parse_docx,
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": parse_pptx,
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": parse_xlsx,
+    "text/csv": parse_delimited,
+    "text/tab-separated-values": parse_delimited,
+    **{ctype: parse_code for ctype in CONTENT_TYPES.values()},
+}

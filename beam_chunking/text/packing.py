@@ -1,0 +1,133 @@
+"""Greedy packing of consecutive spans under a size, and budgeted splitting at scored lines.
+
+One packer serves every strategy that groups consecutive units (sentences, lines, table
+rows, sections) while the group still fits: :func:`greedy_end` extends a group as far as
+it fits, :func:`greedy_groups` partitions a sequence into such groups, and
+:func:`split_levels` applies them recursively at scored line boundaries. The caller's
+``fits`` (or ``measure``) is the ceiling: characters, or tokens counted on the group's own
+text, so packing never breaks exactness (groups are spans of the source) or the hard cap.
+
+``split_levels``: each line start of a span has a score: 0 is a hard boundary (always
+cut), higher scores are weaker boundaries. A span that fits the budget is one chunk.
+Otherwise it is cut at its hard boundaries, and each part at the lowest score present
+inside it; consecutive pieces are packed greedily while the packed span fits, and a piece
+that does not fit alone is split again at the next score. A single line that still does
+not fit is handed to ``fallback`` (token or character windows). Pieces that fit are never
+split, so a block that fits the budget (a function, a table, a paragraph) stays whole.
+Scores come from the caller: Markdown structure for the structural strategy, the syntax
+tree for the code strategy.
+
+Example:
+    >>> words = [(0, 3), (4, 7), (8, 13), (14, 16)]  # "one two three go"
+    >>> greedy_groups(len(words), lambda a, b: words[b - 1][1] - words[a][0] <= 8)
+    [(0, 2), (2, 4)]
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from beam_chunking.text.spans import trim_span
+
+#: ``fits(a, b)``: whether the units ``[a, b)`` fit together as one group.
+Fits = Callable[[int, int], bool]
+#: Size of ``text[s:e]`` in the caller's unit (characters, or tokens counted on its own).
+Measure = Callable[[int, int], int]
+#: Splits one over-long line ``[s, e)`` into ``(start, end)`` windows.
+Fallback = Callable[[int, int], List[Tuple[int, int]]]
+#: Called on a piece that does not fit before it is split by score: chunks, or ``None``.
+Special = Callable[[int, int], Optional[List[Tuple[int, int, Optional[str]]]]]
+
+
+def greedy_end(lo: int, hi: int, fits: Callable[[int], bool]) -> int:
+    """Extend a group that ends at ``lo`` one unit at a time while it fits, up to ``hi``.
+
+    Args:
+        lo: The group's current end (exclusive unit index).
+        hi: The largest end allowed.
+        fits: ``fits(end)``: whether the group still fits when it ends at ``end``.
+
+    Returns:
+        The first end ``b`` in ``[lo, hi]`` with ``b == hi`` or ``not fits(b + 1)``: greedy,
+        it stops at the first unit that does not fit, even if a later end would.
+    """
+    b = lo
+    while b < hi and fits(b + 1):
+        b += 1
+    return b
+
+
+def greedy_groups(n: int, fits: Fits) -> List[Tuple[int, int]]:
+    """Partition units ``[0, n)`` into consecutive groups ``[a, b)``, each as long as it fits.
+
+    A group starts with one unit whether or not that unit fits alone (the caller splits
+    an oversized single unit); every group of two or more units satisfies ``fits``.
+
+    Args:
+        n: Number of units.
+        fits: ``fits(a, b)``: whether units ``[a, b)`` fit together.
+
+    Returns:
+        ``(a, b)`` index ranges covering ``[0, n)`` in order; ``[]`` when ``n`` is 0.
+    """
+    out: List[Tuple[int, int]] = []
+    a = 0
+    while a < n:
+        b = greedy_end(a + 1, n, lambda end: fits(a, end))
+        out.append((a, b))
+        a = b
+    return out
+
+
+def split_levels(text: str, lines: Sequence[int], scores: Sequence[int], budget: int, measure: Measure,
+                 fallback: Fallback, special: Optional[Special] = None) -> List[Tuple[int, int, Optional[str]]]:
+    """Return ``(start, end, prefix)`` chunks of the span ``lines[0]:lines[-1]``.
+
+    Args:
+        text: The document text.
+        lines: Line start offsets, ending with the span's end (see
+            :func:`beam_chunking.text.spans.line_starts`).
+        scores: Score of each line start (``scores[0]`` is ignored), ``len(lines) - 1``
+            of them.
+        budget: Largest ``measure`` of a chunk, in the measure's unit.
+        measure: Size of ``text[s:e]`` (characters, or tokens counted on its own).
+        fallback: Splits one over-long line into ``(start, end)`` windows.
+        special: Optional hook for pieces that need their own split (oversized tables); it
+            may return chunks whose ``prefix`` (a repeated table header) comes before the span.
+
+    Returns:
+        Chunks in order, trimmed of whitespace; ``prefix`` is ``None`` except for chunks
+        from ``special``.
+    """
+    out: List[Tuple[int, int, Optional[str]]] = []
+    n = len(lines) - 1
+
+    def piece(lo: int, hi: int, level: int) -> None:
+        """Lines ``[lo, hi)``: emit as one chunk if it fits, else split at ``level`` or finer."""
+        s, e = trim_span(text, lines[lo], lines[hi])
+        if s >= e:
+            return
+        if measure(s, e) <= budget:
+            out.append((s, e, None))
+            return
+        if special is not None:
+            done = special(s, e)
+            if done is not None:
+                out.extend(done)
+                return
+        inner = [scores[k] for k in range(lo + 1, hi)]
+        if not inner:
+            out.extend((a, b, None) for a, b in fallback(s, e))
+            return
+        level = max(level, min(inner))
+        cuts = [lo] + [k for k in range(lo + 1, hi) if scores[k] <= level] + [hi]
+
+        def fits(a: int, b: int) -> bool:
+            return measure(*trim_span(text, lines[cuts[a]], lines[cuts[b]])) <= budget
+
+        for a, b in greedy_groups(len(cuts) - 1, fits):
+            piece(cuts[a], cuts[b], level + 1)
+
+    hard = [0] + [k for k in range(1, n) if scores[k] == 0] + [n]
+    for a, b in zip(hard, hard[1:]):
+        piece(a, b, 1)
+    return out
