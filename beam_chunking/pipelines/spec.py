@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional
+import difflib
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import yaml
 from apache_beam.io.filesystems import FileSystems
@@ -40,15 +41,16 @@ from beam_chunking.refiners import Refined, SemanticRefiner
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.strategies.semantic import resolve_embedder
 
-KEYS = ("input", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
-        "compression", "metadata", "num_shards", "max_bytes", "limits", "refine", "embed")
+KEYS = ("input", "exclude", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
+        "compression", "metadata", "num_shards", "max_bytes", "limits", "refine", "embed", "max_failures")
 
 
 @dataclass(frozen=True)
 class PipelineSpec:
     """A validated pipeline description; build one with :func:`parse_spec` or :func:`load_spec`."""
 
-    input: Optional[str] = None
+    input: Tuple[str, ...] = ()
+    exclude: Tuple[str, ...] = ()
     output: Optional[str] = None
     overwrite: bool = False
     strategy: Chunker = field(default_factory=lambda: get(DEFAULT_STRATEGY))
@@ -60,10 +62,58 @@ class PipelineSpec:
     max_bytes: int = DEFAULT_MAX_BYTES
     limits: ParseLimits = DEFAULT_LIMITS
     embed: Optional[Any] = None
+    max_failures: str = "0"
+
+
+def _patterns(key: str, value: Any) -> Tuple[str, ...]:
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, (list, tuple)) or not values or not all(isinstance(v, str) and v for v in values):
+        raise ConfigError(f"{key}: expected a file pattern or a list of them, got {value!r}")
+    return tuple(dict.fromkeys(values))
+
+
+def check_max_failures(value: Any) -> str:
+    """Validate ``max_failures``: a count (``3``) or a percentage of the documents (``"5%"``).
+
+    Raises:
+        ConfigError: anything else.
+    """
+    text = str(value).strip()
+    number = text[:-1] if text.endswith("%") else text
+    try:
+        ok = float(number) >= 0 and (text.endswith("%") or float(number).is_integer())
+    except ValueError:
+        ok = False
+    if isinstance(value, bool) or not ok or (text.endswith("%") and float(number) > 100):
+        raise ConfigError(f"max_failures: expected a count such as 3 or a percentage such as 5%, got {value!r}")
+    return text
+
+
+def failures_allowed(max_failures: str, documents: int) -> int:
+    """How many failed documents ``max_failures`` allows out of ``documents``."""
+    if max_failures.endswith("%"):
+        return int(documents * float(max_failures[:-1]) / 100)
+    return int(float(max_failures))
 
 
 def _tuples(value: Any) -> Any:
     return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def check_route_key(ctype: str) -> None:
+    """Refuse a route key that no document can have: a content type without a parser, or a
+    ``major/*`` wildcard that covers none.
+
+    Raises:
+        ConfigError: naming the key, with the closest known content type.
+    """
+    from beam_chunking.parsers import PARSERS
+
+    if ctype in PARSERS or (ctype.endswith("/*") and any(k.startswith(ctype[:-1]) for k in PARSERS)):
+        return
+    close = difflib.get_close_matches(ctype, sorted(PARSERS), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(PARSERS))}"
+    raise ConfigError(f"routes.{ctype}: no document has this content type{hint}")
 
 
 def build_strategy(value: Any, path: str) -> Chunker:
@@ -119,11 +169,15 @@ def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
         if key not in KEYS:
             raise ConfigError(f"{source}: unknown key {key!r} (known: {', '.join(KEYS)})")
     out: Dict[str, Any] = {}
-    for key in ("input", "output"):
-        if key in data:
-            if not isinstance(data[key], str) or not data[key]:
-                raise ConfigError(f"{key}: expected a non-empty string, got {data[key]!r}")
-            out[key] = data[key]
+    for key in ("input", "exclude"):
+        if data.get(key) not in (None, [], ()):
+            out[key] = _patterns(key, data[key])
+    if "output" in data:
+        if not isinstance(data["output"], str) or not data["output"]:
+            raise ConfigError(f"output: expected a non-empty string, got {data['output']!r}")
+        out["output"] = data["output"]
+    if "max_failures" in data:
+        out["max_failures"] = check_max_failures(data["max_failures"])
     if "overwrite" in data:
         if not isinstance(data["overwrite"], bool):
             raise ConfigError(f"overwrite: expected true or false, got {data['overwrite']!r}")
@@ -136,6 +190,7 @@ def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
     for ctype, value in routes.items():
         if not isinstance(ctype, str) or "/" not in ctype:
             raise ConfigError(f"routes.{ctype}: keys must be content types like 'text/markdown'")
+        check_route_key(ctype)
         built[ctype] = build_strategy(value, f"routes.{ctype}")
     out["strategy"] = Router(built, default=default) if built else default
     if data.get("refine") is not None:
