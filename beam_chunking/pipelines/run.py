@@ -16,7 +16,8 @@ from apache_beam.options.pipeline_options import (GoogleCloudOptions, PipelineOp
 
 from beam_chunking.errors import ConfigError, MissingExtra
 from beam_chunking.pipelines.options import ChunkingOptions, strategy_flag_values
-from beam_chunking.pipelines.spec import PipelineSpec, parse_spec, read_spec_file
+from beam_chunking.pipelines.spec import parse_spec, read_spec_file
+from beam_chunking.config import JobConfig
 from beam_chunking.transforms import ChunkFiles
 from beam_chunking.pipelines.summary import RunSummary, summarize
 
@@ -97,7 +98,7 @@ def _package_for_workers(options: PipelineOptions) -> None:
     setup.setup_file = checkout
 
 
-def pipeline_options(argv: Optional[List[str]] = None) -> Tuple[PipelineOptions, PipelineSpec]:
+def pipeline_options(argv: Optional[List[str]] = None) -> Tuple[PipelineOptions, JobConfig]:
     """Parse command-line style ``argv`` into Beam options (runner resolved) and the job spec.
 
     Beam's own options pass through to the runner unchanged; the job's flags
@@ -114,7 +115,7 @@ def _option_value(text: str) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def spec_from_options(opts: ChunkingOptions) -> PipelineSpec:
+def spec_from_options(opts: ChunkingOptions) -> JobConfig:
     """Overlay command-line flags on ``--config`` (flags win) and validate the result once.
 
     Strategy flags change the spec's strategy in place: ``--overlap 20`` with a spec naming
@@ -149,14 +150,9 @@ def spec_from_options(opts: ChunkingOptions) -> PipelineSpec:
     return spec
 
 
-def build(pipeline: beam.Pipeline, spec: PipelineSpec):
+def build(pipeline: beam.Pipeline, spec: JobConfig):
     """Add the whole job to ``pipeline``."""
-    return pipeline | "ChunkFiles" >> ChunkFiles(
-        spec.input, spec.output, spec.strategy, exclude=spec.exclude, overwrite=spec.overwrite,
-        token_counter=spec.token_counter,
-        decode_errors=spec.decode_errors, compression=spec.compression, metadata=dict(spec.metadata),
-        num_shards=spec.num_shards, max_bytes=spec.max_bytes, limits=spec.limits, embedder=spec.embed,
-    )
+    return pipeline | "ChunkFiles" >> ChunkFiles(config=spec)
 
 
 def release(result: Any) -> None:
@@ -193,7 +189,7 @@ def run(argv: Optional[List[str]] = None, *, wait: bool = True, show_progress: b
     return summarize(spec.output, time.perf_counter() - started, max_failures=spec.max_failures)
 
 
-def _run_watched(pipeline: beam.Pipeline, options: PipelineOptions, spec: PipelineSpec) -> None:
+def _run_watched(pipeline: beam.Pipeline, options: PipelineOptions, spec: JobConfig) -> None:
     from beam_chunking.pipelines.progress import matched_totals, watch
     from beam_chunking.transforms.progress import PROGRESS
 
@@ -221,7 +217,7 @@ def _run_watched(pipeline: beam.Pipeline, options: PipelineOptions, spec: Pipeli
         raise failure[0]
 
 
-def check_paths(spec: PipelineSpec) -> None:
+def check_paths(spec: JobConfig) -> None:
     """Fail before any work on inputs that match nothing and on an output that is a file.
 
     Raises:

@@ -23,46 +23,25 @@ Every error names the key path and the bad value, e.g.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 import difflib
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Tuple
 
 import yaml
-from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.parsers.decode import ERROR_POLICIES
-from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, ParseLimits
+from beam_chunking.parsers.limits import ParseLimits
 from beam_chunking.schema import COMPRESSIONS, RESERVED_TYPES, encode_metadata_value
 from beam_chunking.sizing import get_sizer
 from beam_chunking.registry import DEFAULT_STRATEGY, get, registry
 from beam_chunking.strategies import Router
 from beam_chunking.refiners import Refined, SemanticRefiner
 from beam_chunking.strategies.base import Chunker
+from beam_chunking.config import JobConfig
 from beam_chunking.strategies.semantic import resolve_embedder
 
 KEYS = ("input", "exclude", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
         "compression", "metadata", "num_shards", "max_bytes", "limits", "refine", "embed", "max_failures")
-
-
-@dataclass(frozen=True)
-class PipelineSpec:
-    """A validated pipeline description; build one with :func:`parse_spec` or :func:`load_spec`."""
-
-    input: Tuple[str, ...] = ()
-    exclude: Tuple[str, ...] = ()
-    output: Optional[str] = None
-    overwrite: bool = False
-    strategy: Chunker = field(default_factory=lambda: get(DEFAULT_STRATEGY))
-    token_counter: Optional[str] = "cl100k_base"
-    decode_errors: str = "strict"
-    compression: str = "zstd"
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    num_shards: int = 0
-    max_bytes: int = DEFAULT_MAX_BYTES
-    limits: ParseLimits = DEFAULT_LIMITS
-    embed: Optional[Any] = None
-    max_failures: str = "0"
 
 
 def _patterns(key: str, value: Any) -> Tuple[str, ...]:
@@ -155,8 +134,8 @@ def _refiner(value: Any) -> SemanticRefiner:
         raise ConfigError(f"refine.{exc.field}: {exc}", field=exc.field) from None
 
 
-def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
-    """Validate a spec mapping and return a :class:`PipelineSpec`.
+def parse_spec(data: Any, source: str = "spec") -> JobConfig:
+    """Validate a spec mapping and return a :class:`JobConfig`.
 
     Raises:
         ConfigError: naming the key path and the bad value.
@@ -249,11 +228,13 @@ def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
             except Exception as exc:
                 raise ConfigError(f"metadata.{k}: {exc}") from None
         out["metadata"] = dict(meta)
-    return PipelineSpec(**out)
+    return JobConfig(**out)
 
 
 def read_spec_file(path: str) -> Dict[str, Any]:
     """Read a YAML spec file (a local path or ``gs://``) into a mapping (not yet validated)."""
+    from apache_beam.io.filesystems import FileSystems  # only here: previews build strategies without Beam
+
     try:
         if FileSystems.get_scheme(path) is None:
             with open(path, encoding="utf-8") as f:
@@ -270,6 +251,6 @@ def read_spec_file(path: str) -> Dict[str, Any]:
     return data or {}
 
 
-def load_spec(path: str) -> PipelineSpec:
+def load_spec(path: str) -> JobConfig:
     """Read and validate a YAML spec file."""
     return parse_spec(read_spec_file(path), source=path)
