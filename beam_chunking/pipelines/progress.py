@@ -17,7 +17,8 @@ from typing import Sequence, Tuple
 from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.transforms.progress import PROGRESS
-from beam_chunking.transforms.read import excluded, normalize_pattern
+from beam_chunking.ids import normalize_uri
+from beam_chunking.transforms.read import excluded
 
 _LOG = logging.getLogger("beam_chunking.progress")
 #: Seconds between progress lines when stderr is not a terminal.
@@ -27,8 +28,8 @@ LOG_EVERY_SECONDS = 15.0
 def matched_totals(patterns: Sequence[str], exclude: Sequence[str]) -> Tuple[int, int]:
     """``(files, bytes)`` that the patterns match, each file once, exclusions left out."""
     seen = {}
-    skip = [normalize_pattern(p) for p in exclude]
-    for result in FileSystems.match([normalize_pattern(p) for p in patterns]):
+    skip = [normalize_uri(p) for p in exclude]
+    for result in FileSystems.match([normalize_uri(p) for p in patterns]):
         for meta in result.metadata_list:
             if not excluded(meta.path, skip):
                 seen[meta.path] = meta.size_in_bytes or 0

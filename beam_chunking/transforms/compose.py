@@ -15,7 +15,8 @@ from beam_chunking.transforms.chunk import ChunkDocuments
 from beam_chunking.config import JobConfig
 from beam_chunking.transforms.embed import EmbedChunks
 from beam_chunking.transforms.parse import ParseDocuments
-from beam_chunking.transforms.read import ReadDocuments, normalize_pattern
+from beam_chunking.ids import normalize_uri
+from beam_chunking.transforms.read import ReadDocuments
 from beam_chunking.transforms.write import WriteChunkTable
 
 
@@ -43,7 +44,7 @@ def _glob_regex(pattern: str) -> "re.Pattern[str]":
 def refuse_output_inside_input(output: str, patterns: Sequence[str]) -> None:
     """Raise :class:`ConfigError` when an input pattern would match the files of ``output``
     (its manifest or its tables), which the next run would then read as documents."""
-    out = normalize_pattern(output).rstrip("/")
+    out = normalize_uri(output).rstrip("/")
     written = [f"{out}/_manifest.json", f"{out}/chunks/run-x/part-x.parquet"]
     for pattern in patterns:
         if any(_glob_regex(pattern).match(path) for path in written):

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import fnmatch
 import math
-import os
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.io.filesystems import FileSystems
 
-from beam_chunking.ids import document_id
+from beam_chunking.ids import document_id, normalize_uri
 from beam_chunking.parsers.compressed import gunzip, is_gzip
 from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
@@ -31,15 +30,6 @@ PARTITION_BYTES = 8 * 1024 * 1024
 #: Fewest partitions made at build time (when there are that many files): enough for a
 #: small cluster to balance its workers.
 MIN_PARTITIONS = 16
-
-
-def normalize_pattern(pattern: str) -> str:
-    """A local pattern made absolute and normalised (``./a/../b/*`` -> ``/cwd/b/*``); remote
-    patterns (``gs://...``) stay as they are."""
-    if FileSystems.get_scheme(pattern) is not None:
-        return pattern
-    trailing = "/" if pattern.endswith("/") else ""
-    return os.path.normpath(os.path.abspath(pattern)) + trailing
 
 
 def excluded(path: str, exclude: Sequence[str]) -> bool:
@@ -118,9 +108,9 @@ class ReadDocuments(beam.PTransform):
                  metadata: Optional[Dict[str, Any]] = None, allow_empty: bool = False,
                  exclude: Sequence[str] = ()):
         super().__init__()
-        self.patterns = tuple(dict.fromkeys(normalize_pattern(p) for p in ([patterns] if isinstance(patterns, str)
+        self.patterns = tuple(dict.fromkeys(normalize_uri(p) for p in ([patterns] if isinstance(patterns, str)
                                                                             else patterns)))
-        self.exclude = tuple(normalize_pattern(p) for p in exclude)
+        self.exclude = tuple(normalize_uri(p) for p in exclude)
         self.max_bytes = max_bytes
         self.metadata = dict(metadata or {})
         self.allow_empty = allow_empty
