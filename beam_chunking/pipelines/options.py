@@ -38,7 +38,8 @@ def strategy_flag_values(opts: PipelineOptions) -> Dict[str, str]:
 class ChunkingOptions(PipelineOptions):
     """Flags of ``beam-chunking run`` (hyphen and underscore spellings both work).
 
-    ``--input``, ``--output``, ``--config`` (a YAML spec), ``--strategy`` (default
+    ``--input`` (repeatable), ``--exclude`` (repeatable), ``--output``, ``--max-failures``
+    (a count or a percentage; default 0), ``--config`` (a YAML spec), ``--strategy`` (default
     ``recursive``), one flag per strategy option (``--max-chunk-size``, ``--overlap``,
     ``--tokenizer`` ..., in the strategy's unit; ``beam-chunking strategies`` lists them),
     ``--strategy-option KEY=VALUE`` (repeatable, the same options by name),
@@ -49,7 +50,12 @@ class ChunkingOptions(PipelineOptions):
 
     @classmethod
     def _add_argparse_args(cls, parser):
-        parser.add_argument("--input", dest="input", default=None, help="File pattern to read (local or gs://).")
+        parser.add_argument("--input", dest="input", action="append", default=None,
+                            help="File pattern to read (local or gs://); repeatable.")
+        parser.add_argument("--exclude", dest="exclude", action="append", default=None,
+                            help="Pattern of matched files to leave out (fnmatch on the full path); repeatable.")
+        parser.add_argument("--max-failures", "--max_failures", dest="max_failures", default=None,
+                            help="Failed documents allowed before the exit code says so: a count or N%% (default 0).")
         parser.add_argument("--output", dest="output", default=None, help="Output folder for the Parquet tables.")
         parser.add_argument("--config", dest="config", default=None, help="YAML pipeline spec.")
         parser.add_argument("--strategy", dest="strategy", default=None, help="Strategy registry name.")

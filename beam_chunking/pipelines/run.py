@@ -2,15 +2,13 @@
 from __future__ import annotations
 
 import importlib.util
-import io
 import os
 import re
+import threading
 import time
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import apache_beam as beam
-import pyarrow.parquet as pq
 import yaml
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import (GoogleCloudOptions, PipelineOptions, SetupOptions, StandardOptions,
@@ -18,9 +16,10 @@ from apache_beam.options.pipeline_options import (GoogleCloudOptions, PipelineOp
 
 from beam_chunking.errors import ConfigError, MissingExtra
 from beam_chunking.pipelines.options import ChunkingOptions, strategy_flag_values
-from beam_chunking.pipelines.spec import PipelineSpec, parse_spec, read_spec_file
+from beam_chunking.pipelines.spec import parse_spec, read_spec_file
+from beam_chunking.config import JobConfig
 from beam_chunking.transforms import ChunkFiles
-from beam_chunking.transforms.manifest import TABLES, read_manifest, table_files
+from beam_chunking.pipelines.summary import RunSummary, summarize
 
 #: The runner used when none is given: in-process, no download (the DirectRunner's first
 #: choice, Prism, would fetch a binary).
@@ -99,7 +98,7 @@ def _package_for_workers(options: PipelineOptions) -> None:
     setup.setup_file = checkout
 
 
-def pipeline_options(argv: Optional[List[str]] = None) -> Tuple[PipelineOptions, PipelineSpec]:
+def pipeline_options(argv: Optional[List[str]] = None) -> Tuple[PipelineOptions, JobConfig]:
     """Parse command-line style ``argv`` into Beam options (runner resolved) and the job spec.
 
     Beam's own options pass through to the runner unchanged; the job's flags
@@ -116,7 +115,7 @@ def _option_value(text: str) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def spec_from_options(opts: ChunkingOptions) -> PipelineSpec:
+def spec_from_options(opts: ChunkingOptions) -> JobConfig:
     """Overlay command-line flags on ``--config`` (flags win) and validate the result once.
 
     Strategy flags change the spec's strategy in place: ``--overlap 20`` with a spec naming
@@ -124,7 +123,7 @@ def spec_from_options(opts: ChunkingOptions) -> PipelineSpec:
     """
     data: Dict[str, Any] = read_spec_file(opts.config) if opts.config else {}
     source = opts.config or "command line"
-    for key in ("input", "output", "decode_errors", "compression", "num_shards"):
+    for key in ("input", "exclude", "output", "decode_errors", "compression", "num_shards", "max_failures"):
         if getattr(opts, key) is not None:
             data[key] = getattr(opts, key)
     if opts.overwrite:
@@ -151,57 +150,9 @@ def spec_from_options(opts: ChunkingOptions) -> PipelineSpec:
     return spec
 
 
-def build(pipeline: beam.Pipeline, spec: PipelineSpec):
+def build(pipeline: beam.Pipeline, spec: JobConfig):
     """Add the whole job to ``pipeline``."""
-    return pipeline | "ChunkFiles" >> ChunkFiles(
-        spec.input, spec.output, spec.strategy, overwrite=spec.overwrite, token_counter=spec.token_counter,
-        decode_errors=spec.decode_errors, compression=spec.compression, metadata=dict(spec.metadata),
-        num_shards=spec.num_shards, max_bytes=spec.max_bytes, limits=spec.limits, embedder=spec.embed,
-    )
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """Counts of one finished run, read back from its documents table."""
-
-    output: str
-    documents: int
-    ok: int
-    empty: int
-    failed: int
-    chunks: int
-    bytes: int
-    seconds: float
-    tables: Dict[str, List[str]]
-
-    def render(self) -> str:
-        """A human-readable multi-line summary."""
-        mb = self.bytes / 1e6
-        rate = mb / self.seconds if self.seconds > 0 else 0.0
-        return "\n".join([
-            f"documents: {self.documents} in, {self.ok} ok, {self.empty} empty, {self.failed} failed",
-            f"chunks:    {self.chunks}",
-            f"bytes:     {self.bytes} ({mb:.2f} MB) in {self.seconds:.2f} s = {rate:.2f} MB/s",
-            f"chunks table:    {self.output}/chunks/ ({len(self.tables.get('chunks', []))} files)",
-            f"documents table: {self.output}/documents/ ({len(self.tables.get('documents', []))} files)",
-        ])
-
-
-def summarize(output: str, seconds: float) -> RunSummary:
-    """Read the documents table of a finished run and count what happened."""
-    output = output.rstrip("/")
-    manifest = read_manifest(output)
-    tables = {table: table_files(output, table, manifest) for table in TABLES}
-    docs = []
-    for path in tables.get("documents", []):
-        with FileSystems.open(path) as f:
-            docs.extend(pq.read_table(io.BytesIO(f.read()), columns=["status", "chunk_count", "size_bytes"]).to_pylist())
-    status = [d["status"] for d in docs]
-    return RunSummary(
-        output=output, documents=len(docs), ok=status.count("ok"), empty=status.count("empty"),
-        failed=status.count("failed"), chunks=sum(d["chunk_count"] or 0 for d in docs),
-        bytes=sum(d["size_bytes"] or 0 for d in docs), seconds=seconds, tables=tables,
-    )
+    return pipeline | "ChunkFiles" >> ChunkFiles(config=spec)
 
 
 def release(result: Any) -> None:
@@ -212,21 +163,77 @@ def release(result: Any) -> None:
         client.close()
 
 
-def run(argv: Optional[List[str]] = None, *, wait: bool = True) -> Optional[RunSummary]:
+def run(argv: Optional[List[str]] = None, *, wait: bool = True, show_progress: bool = False) -> Optional[RunSummary]:
     """Run the job described by command-line style ``argv`` and return its summary.
 
     With no ``--runner`` the job runs in-process (:data:`LOCAL_RUNNER`), never touching the
-    network. Any Beam pipeline option may be passed through.
+    network. Any Beam pipeline option may be passed through. ``show_progress`` runs the
+    pipeline in a thread and shows progress on stderr meanwhile (see
+    :mod:`beam_chunking.pipelines.progress`).
     """
     options, spec = pipeline_options(argv)
-    started = time.perf_counter()
     pipeline = new_pipeline(options)
+    check_paths(spec)
+    started = time.perf_counter()
     build(pipeline, spec)
-    result = pipeline.run()
-    if not wait:
-        return None
-    try:
-        result.wait_until_finish()
-    finally:
-        release(result)
-    return summarize(spec.output, time.perf_counter() - started)
+    if not show_progress:
+        result = pipeline.run()
+        if not wait:
+            return None
+        try:
+            result.wait_until_finish()
+        finally:
+            release(result)
+    else:
+        _run_watched(pipeline, options, spec)
+    return summarize(spec.output, time.perf_counter() - started, max_failures=spec.max_failures)
+
+
+def _run_watched(pipeline: beam.Pipeline, options: PipelineOptions, spec: JobConfig) -> None:
+    from beam_chunking.pipelines.progress import matched_totals, watch
+    from beam_chunking.transforms.progress import PROGRESS
+
+    failure: List[BaseException] = []
+
+    def job() -> None:
+        try:
+            result = pipeline.run()
+            try:
+                result.wait_until_finish()
+            finally:
+                release(result)
+        except BaseException as exc:  # handed to the caller's thread below
+            failure.append(exc)
+
+    runner = options.get_all_options()["runner"]
+    in_process = runner == LOCAL_RUNNER and options.get_all_options().get("direct_running_mode") != "multi_processing"
+    totals = matched_totals(spec.input, spec.exclude)
+    PROGRESS.reset()
+    thread = threading.Thread(target=job, name="beam-chunking-job", daemon=True)
+    thread.start()
+    watch(thread, totals, in_process, str(runner).rsplit(".", 1)[-1])
+    thread.join()
+    if failure:
+        raise failure[0]
+
+
+def check_paths(spec: JobConfig) -> None:
+    """Fail before any work on inputs that match nothing and on an output that is a file.
+
+    Raises:
+        ConfigError: naming the pattern or the path, with what to do instead.
+    """
+    for pattern in spec.input:
+        local = FileSystems.get_scheme(pattern) is None
+        if local and os.path.isdir(pattern):
+            raise ConfigError(f"--input {pattern}: is a folder; to read the files in it use "
+                              f"'{pattern.rstrip('/')}/*' (or '/**' to include subfolders)")
+        try:
+            found = FileSystems.match([pattern], limits=[1])[0].metadata_list
+        except Exception as exc:  # Beam raises BeamIOError for an unreadable prefix
+            raise ConfigError(f"--input {pattern}: cannot be listed: {exc}") from None
+        if not found:
+            raise ConfigError(f"--input {pattern}: matches no file")
+    output = spec.output
+    if FileSystems.get_scheme(output) is None and os.path.exists(output) and not os.path.isdir(output):
+        raise ConfigError(f"--output {output}: is a file, not a folder")

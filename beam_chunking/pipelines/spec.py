@@ -23,47 +23,76 @@ Every error names the key path and the bad value, e.g.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional
+import difflib
+from typing import Any, Dict, Tuple
 
 import yaml
-from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.parsers.decode import ERROR_POLICIES
-from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, ParseLimits
+from beam_chunking.parsers.limits import ParseLimits
 from beam_chunking.schema import COMPRESSIONS, RESERVED_TYPES, encode_metadata_value
 from beam_chunking.sizing import get_sizer
 from beam_chunking.registry import DEFAULT_STRATEGY, get, registry
 from beam_chunking.strategies import Router
 from beam_chunking.refiners import Refined, SemanticRefiner
 from beam_chunking.strategies.base import Chunker
+from beam_chunking.config import JobConfig
 from beam_chunking.embeddings.resolve import resolve_embedder
 
-KEYS = ("input", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
-        "compression", "metadata", "num_shards", "max_bytes", "limits", "refine", "embed")
+KEYS = ("input", "exclude", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
+        "compression", "metadata", "num_shards", "max_bytes", "limits", "refine", "embed", "max_failures")
 
 
-@dataclass(frozen=True)
-class PipelineSpec:
-    """A validated pipeline description; build one with :func:`parse_spec` or :func:`load_spec`."""
+def _patterns(key: str, value: Any) -> Tuple[str, ...]:
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, (list, tuple)) or not values or not all(isinstance(v, str) and v for v in values):
+        raise ConfigError(f"{key}: expected a file pattern or a list of them, got {value!r}")
+    return tuple(dict.fromkeys(values))
 
-    input: Optional[str] = None
-    output: Optional[str] = None
-    overwrite: bool = False
-    strategy: Chunker = field(default_factory=lambda: get(DEFAULT_STRATEGY))
-    token_counter: Optional[str] = "cl100k_base"
-    decode_errors: str = "strict"
-    compression: str = "zstd"
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    num_shards: int = 0
-    max_bytes: int = DEFAULT_MAX_BYTES
-    limits: ParseLimits = DEFAULT_LIMITS
-    embed: Optional[Any] = None
+
+def check_max_failures(value: Any) -> str:
+    """Validate ``max_failures``: a count (``3``) or a percentage of the documents (``"5%"``).
+
+    Raises:
+        ConfigError: anything else.
+    """
+    text = str(value).strip()
+    number = text[:-1] if text.endswith("%") else text
+    try:
+        ok = float(number) >= 0 and (text.endswith("%") or float(number).is_integer())
+    except ValueError:
+        ok = False
+    if isinstance(value, bool) or not ok or (text.endswith("%") and float(number) > 100):
+        raise ConfigError(f"max_failures: expected a count such as 3 or a percentage such as 5%, got {value!r}")
+    return text
+
+
+def failures_allowed(max_failures: str, documents: int) -> int:
+    """How many failed documents ``max_failures`` allows out of ``documents``."""
+    if max_failures.endswith("%"):
+        return int(documents * float(max_failures[:-1]) / 100)
+    return int(float(max_failures))
 
 
 def _tuples(value: Any) -> Any:
     return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def check_route_key(ctype: str) -> None:
+    """Refuse a route key that no document can have: a content type without a parser, or a
+    ``major/*`` wildcard that covers none.
+
+    Raises:
+        ConfigError: naming the key, with the closest known content type.
+    """
+    from beam_chunking.parsers import PARSERS
+
+    if ctype in PARSERS or (ctype.endswith("/*") and any(k.startswith(ctype[:-1]) for k in PARSERS)):
+        return
+    close = difflib.get_close_matches(ctype, sorted(PARSERS), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(PARSERS))}"
+    raise ConfigError(f"routes.{ctype}: no document has this content type{hint}")
 
 
 def build_strategy(value: Any, path: str) -> Chunker:
@@ -105,8 +134,8 @@ def _refiner(value: Any) -> SemanticRefiner:
         raise ConfigError(f"refine.{exc.field}: {exc}", field=exc.field) from None
 
 
-def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
-    """Validate a spec mapping and return a :class:`PipelineSpec`.
+def parse_spec(data: Any, source: str = "spec") -> JobConfig:
+    """Validate a spec mapping and return a :class:`JobConfig`.
 
     Raises:
         ConfigError: naming the key path and the bad value.
@@ -119,11 +148,15 @@ def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
         if key not in KEYS:
             raise ConfigError(f"{source}: unknown key {key!r} (known: {', '.join(KEYS)})")
     out: Dict[str, Any] = {}
-    for key in ("input", "output"):
-        if key in data:
-            if not isinstance(data[key], str) or not data[key]:
-                raise ConfigError(f"{key}: expected a non-empty string, got {data[key]!r}")
-            out[key] = data[key]
+    for key in ("input", "exclude"):
+        if data.get(key) not in (None, [], ()):
+            out[key] = _patterns(key, data[key])
+    if "output" in data:
+        if not isinstance(data["output"], str) or not data["output"]:
+            raise ConfigError(f"output: expected a non-empty string, got {data['output']!r}")
+        out["output"] = data["output"]
+    if "max_failures" in data:
+        out["max_failures"] = check_max_failures(data["max_failures"])
     if "overwrite" in data:
         if not isinstance(data["overwrite"], bool):
             raise ConfigError(f"overwrite: expected true or false, got {data['overwrite']!r}")
@@ -136,6 +169,7 @@ def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
     for ctype, value in routes.items():
         if not isinstance(ctype, str) or "/" not in ctype:
             raise ConfigError(f"routes.{ctype}: keys must be content types like 'text/markdown'")
+        check_route_key(ctype)
         built[ctype] = build_strategy(value, f"routes.{ctype}")
     out["strategy"] = Router(built, default=default) if built else default
     if data.get("refine") is not None:
@@ -194,11 +228,13 @@ def parse_spec(data: Any, source: str = "spec") -> PipelineSpec:
             except Exception as exc:
                 raise ConfigError(f"metadata.{k}: {exc}") from None
         out["metadata"] = dict(meta)
-    return PipelineSpec(**out)
+    return JobConfig(**out)
 
 
 def read_spec_file(path: str) -> Dict[str, Any]:
     """Read a YAML spec file (a local path or ``gs://``) into a mapping (not yet validated)."""
+    from apache_beam.io.filesystems import FileSystems  # only here: previews build strategies without Beam
+
     try:
         if FileSystems.get_scheme(path) is None:
             with open(path, encoding="utf-8") as f:
@@ -215,6 +251,6 @@ def read_spec_file(path: str) -> Dict[str, Any]:
     return data or {}
 
 
-def load_spec(path: str) -> PipelineSpec:
+def load_spec(path: str) -> JobConfig:
     """Read and validate a YAML spec file."""
     return parse_spec(read_spec_file(path), source=path)

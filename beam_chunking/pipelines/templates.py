@@ -39,7 +39,8 @@ from apache_beam.runners.runner import PipelineResult
 
 from beam_chunking.errors import ChunkingError, ConfigError
 from beam_chunking.pipelines.run import build, is_dataflow, new_pipeline, pipeline_options
-from beam_chunking.pipelines.spec import PipelineSpec, parse_spec
+from beam_chunking.pipelines.spec import parse_spec
+from beam_chunking.config import JobConfig
 
 #: Parameter kinds: how a template string value becomes a ``beam-chunking run`` flag.
 KINDS = ("text", "bool", "int")
@@ -145,7 +146,7 @@ def _embedder(value: str):
     return parse_spec({"embed": value}, source="embed").embed
 
 
-def template_options(argv: Optional[Sequence[str]] = None) -> Tuple[PipelineOptions, PipelineSpec]:
+def template_options(argv: Optional[Sequence[str]] = None) -> Tuple[PipelineOptions, JobConfig]:
     """Beam options and the validated job spec for a Flex Template launch.
 
     Template parameters become run flags (:data:`PARAMETERS`): ``spec`` is read as

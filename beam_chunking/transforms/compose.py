@@ -1,51 +1,95 @@
 """ChunkFiles: the whole job as one composite transform."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+import re
+
+from typing import Any, Optional, Sequence, Union
 
 import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
 
-from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, ParseLimits
-from beam_chunking.registry import DEFAULT_STRATEGY, get
+from beam_chunking.errors import ConfigError
+
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.transforms.chunk import ChunkDocuments
+from beam_chunking.config import JobConfig
 from beam_chunking.transforms.embed import EmbedChunks
 from beam_chunking.transforms.parse import ParseDocuments
+from beam_chunking.ids import normalize_uri
 from beam_chunking.transforms.read import ReadDocuments
 from beam_chunking.transforms.write import WriteChunkTable
 
 
+def _glob_regex(pattern: str) -> "re.Pattern[str]":
+    """A glob as Beam's filesystems read it: ``**`` crosses folders; ``*`` and ``?`` do not on
+    local disks, and do on object stores (which match with ``fnmatch``)."""
+    one = "[^/]" if FileSystems.get_scheme(pattern) is None else "."
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append(one + "*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append(one)
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def refuse_output_inside_input(output: str, patterns: Sequence[str]) -> None:
+    """Raise :class:`ConfigError` when an input pattern would match the files of ``output``
+    (its manifest or its tables), which the next run would then read as documents."""
+    out = normalize_uri(output).rstrip("/")
+    written = [f"{out}/_manifest.json", f"{out}/chunks/run-x/part-x.parquet"]
+    for pattern in patterns:
+        if any(_glob_regex(pattern).match(path) for path in written):
+            raise ConfigError(f"output {output} is inside the input {pattern}: its tables would be read as "
+                              "documents by the next run; write the output elsewhere or narrow the pattern")
+
+
 class ChunkFiles(beam.PTransform):
-    """Read, parse, chunk and write: ``p | ChunkFiles("docs/*", "out/")``.
+    """Read, parse, chunk (and embed) and write: the whole job as one transform.
+
+    ``p | ChunkFiles("docs/*", "out/", strategy, overwrite=True)`` or
+    ``p | ChunkFiles(config=JobConfig(...))``: the options are the fields of
+    :class:`~beam_chunking.config.JobConfig`, declared there once.
 
     Args:
-        input: File pattern to read.
-        output: Output folder for the chunks and documents tables.
+        input: File pattern (or patterns) to read.
+        output: Output folder; it may not lie where an input pattern would read its tables
+            back as documents.
         strategy: A strategy or Router; default ``RecursiveChunker()`` (512/50 characters).
-        overwrite: Replace an existing output. Default ``False``.
-        token_counter: Sizer spec for ``token_count`` of character strategies. Default ``"cl100k_base"``.
-        decode_errors: ``"strict"`` (default) or ``"replace"``.
-        compression: Parquet codec. Default ``"zstd"``.
-        max_bytes: Largest document read, in bytes. Default 256 MiB.
-        metadata: Tags copied onto every chunk.
-        num_shards: Fixed number of output files per table; 0 (default) lets the runner decide.
-        limits: Parser safety caps (pages, rows, zip sizes); default ``ParseLimits()``.
-        embedder: Embed the chunks with this model (``"minilm"`` or an embedder); default
-            ``None`` (no embedding stage).
+        config: A whole :class:`JobConfig` instead of the arguments above.
+        **options: Any other :class:`JobConfig` field (``overwrite``, ``num_shards``, ``embed`` ...).
+
+    Raises:
+        ConfigError: an unknown option, or the output inside the input.
     """
 
-    def __init__(self, input: str, output: str, strategy: Optional[Chunker] = None, *, overwrite: bool = False,
-                 token_counter: Optional[str] = "cl100k_base", decode_errors: str = "strict",
-                 compression: str = "zstd", max_bytes: int = DEFAULT_MAX_BYTES,
-                 metadata: Optional[Dict[str, Any]] = None, num_shards: int = 0,
-                 limits: ParseLimits = DEFAULT_LIMITS, embedder: Optional[Any] = None):
+    def __init__(self, input: Union[str, Sequence[str], None] = None, output: Optional[str] = None,
+                 strategy: Optional[Chunker] = None, *, config: Optional[JobConfig] = None, **options: Any):
         super().__init__()
-        self.strategy = strategy or get(DEFAULT_STRATEGY)
-        self.read = ReadDocuments(input, max_bytes=max_bytes, metadata=metadata)
-        self.parse = ParseDocuments(decode_errors, limits)
-        self.chunk = ChunkDocuments(self.strategy, token_counter)
-        self.embed = EmbedChunks(embedder) if embedder is not None else None
-        self.write = WriteChunkTable(output, overwrite=overwrite, compression=compression, num_shards=num_shards)
+        if config is None:
+            config = JobConfig.of(input=input, output=output, strategy=strategy, **options)
+        elif input is not None or output is not None or strategy is not None or options:
+            raise ConfigError("ChunkFiles: pass either config= or the job's options, not both")
+        if not config.input or not config.output:
+            raise ConfigError("ChunkFiles needs an input pattern and an output folder")
+        self.config = config
+        self.strategy = config.strategy
+        self.read = ReadDocuments(config.input, max_bytes=config.max_bytes, metadata=dict(config.metadata),
+                                  exclude=config.exclude)
+        refuse_output_inside_input(config.output, self.read.patterns)
+        self.parse = ParseDocuments(config.decode_errors, config.limits)
+        self.chunk = ChunkDocuments(config.strategy, config.token_counter)
+        self.embed = EmbedChunks(config.embed) if config.embed is not None else None
+        self.write = WriteChunkTable(config.output, overwrite=config.overwrite, compression=config.compression,
+                                     num_shards=config.num_shards)
 
     def expand(self, pbegin):
         chunked = pbegin | "ReadDocuments" >> self.read | "ParseDocuments" >> self.parse | "ChunkDocuments" >> self.chunk

@@ -8,14 +8,15 @@ to Dask as several partitions balanced by bytes.
 """
 from __future__ import annotations
 
+import fnmatch
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.io.filesystems import FileSystems
 
-from beam_chunking.ids import document_id
+from beam_chunking.ids import document_id, normalize_uri
 from beam_chunking.parsers.compressed import gunzip, is_gzip
 from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
@@ -29,6 +30,11 @@ PARTITION_BYTES = 8 * 1024 * 1024
 #: Fewest partitions made at build time (when there are that many files): enough for a
 #: small cluster to balance its workers.
 MIN_PARTITIONS = 16
+
+
+def excluded(path: str, exclude: Sequence[str]) -> bool:
+    """Whether ``path`` matches one of the ``exclude`` globs (``fnmatch``: ``*`` crosses ``/``)."""
+    return any(fnmatch.fnmatchcase(path, pattern) for pattern in exclude)
 
 
 def balanced_groups(files: List[Any], parts: int) -> List[List[Any]]:
@@ -89,16 +95,22 @@ class ReadDocuments(beam.PTransform):
     documents; they are never dropped.
 
     Args:
-        pattern: A glob understood by Beam's filesystems (``docs/**/*.md``, ``gs://b/x/*``).
+        patterns: One glob or several understood by Beam's filesystems (``docs/**/*.md``,
+            ``gs://b/x/*``). Local patterns are made absolute, so a file has the same URI
+            and document id however its path was written; a file matched twice is read once.
         max_bytes: Largest document read (and largest inflated ``.gz``), in bytes. Default 256 MiB.
         metadata: Tags copied onto every document and from there onto every chunk.
         allow_empty: Whether a pattern matching nothing is allowed. Default ``False``.
+        exclude: Globs (``fnmatch`` on the full path) of matched files to leave out. Default none.
     """
 
-    def __init__(self, pattern: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
-                 metadata: Optional[Dict[str, Any]] = None, allow_empty: bool = False):
+    def __init__(self, patterns: Union[str, Sequence[str]], *, max_bytes: int = DEFAULT_MAX_BYTES,
+                 metadata: Optional[Dict[str, Any]] = None, allow_empty: bool = False,
+                 exclude: Sequence[str] = ()):
         super().__init__()
-        self.pattern = pattern
+        self.patterns = tuple(dict.fromkeys(normalize_uri(p) for p in ([patterns] if isinstance(patterns, str)
+                                                                            else patterns)))
+        self.exclude = tuple(normalize_uri(p) for p in exclude)
         self.max_bytes = max_bytes
         self.metadata = dict(metadata or {})
         self.allow_empty = allow_empty
@@ -110,18 +122,29 @@ class ReadDocuments(beam.PTransform):
             empty = fileio.EmptyMatchTreatment.ALLOW if self.allow_empty else fileio.EmptyMatchTreatment.DISALLOW
             files = (
                 pbegin
-                | "MatchFiles" >> fileio.MatchFiles(self.pattern, empty_match_treatment=empty)
-                | "SpreadFiles" >> beam.Reshuffle()
+                | "Patterns" >> beam.Create(self.patterns, reshuffle=False)
+                | "MatchFiles" >> fileio.MatchAll(empty_match_treatment=empty)
+                | "Exclude" >> beam.Filter(lambda meta, exclude: not excluded(meta.path, exclude), self.exclude)
+                # Keyed by path, the shuffle that spreads the files also reads a file matched
+                # by two patterns once.
+                | "ByPath" >> beam.Map(lambda meta: (meta.path, meta))
+                | "SpreadFiles" >> beam.GroupByKey()
+                | "OnePerPath" >> beam.Map(lambda keyed: next(iter(keyed[1])))
             )
         files = files | "ReadMatches" >> fileio.ReadMatches(skip_directories=True)
         return files | "ReadDocument" >> beam.ParDo(_ReadFn(self.max_bytes, self.metadata))
 
     def _partitioned_at_build(self, pbegin):
-        matched = FileSystems.match([self.pattern])[0].metadata_list
+        matched: Dict[str, Any] = {}
+        for result in FileSystems.match(list(self.patterns)):
+            for meta in result.metadata_list:
+                if not excluded(meta.path, self.exclude):
+                    matched.setdefault(meta.path, meta)
         if not matched and not self.allow_empty:
-            raise FileNotFoundError(f"no file matches {self.pattern}")
+            raise FileNotFoundError(f"no file matches {', '.join(self.patterns)}")
         requested = pbegin.pipeline.options.get_all_options().get("npartitions")
-        groups = balanced_groups(list(matched), partitions_for(matched, requested))
+        files = list(matched.values())
+        groups = balanced_groups(files, partitions_for(files, requested))
         # Each Create becomes at least one partition; Flatten concatenates them.
         parts = [pbegin | f"Files{i:05d}" >> beam.Create(group, reshuffle=False) for i, group in enumerate(groups)]
         if not parts:
@@ -129,4 +152,4 @@ class ReadDocuments(beam.PTransform):
         return parts | "AllFiles" >> beam.Flatten()
 
     def display_data(self):
-        return {"pattern": self.pattern, "max_bytes": self.max_bytes}
+        return {"patterns": ", ".join(self.patterns), "exclude": ", ".join(self.exclude), "max_bytes": self.max_bytes}

@@ -22,6 +22,7 @@ from beam_chunking.transforms._commit import commit
 from beam_chunking.transforms._common import StageFn
 from beam_chunking.transforms._shards import Rows, ShardRef, WriteShards
 from beam_chunking.transforms.manifest import TABLES, new_run_id, run_folder
+from beam_chunking.transforms.progress import PROGRESS
 from beam_chunking.transforms.records import ChunkedDocument, Failure, Stage
 
 SCHEMAS = {"chunks": CHUNKS_SCHEMA, "documents": DOCUMENTS_SCHEMA}
@@ -46,6 +47,7 @@ class _RowsFn(StageFn):
 
 
 def _as_rows(element) -> Rows:
+    PROGRESS.add(element.header.size_bytes if isinstance(element, Failure) else element.document.get("size_bytes"))
     if isinstance(element, Failure):
         return Rows(None, document_row(
             **element.header.columns(), status="failed", stage=element.stage.value,

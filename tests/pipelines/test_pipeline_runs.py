@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from beam_chunking.errors import ConfigError
-from beam_chunking.pipelines.cli import main
+from beam_chunking.pipelines.cli import EXIT_TOO_MANY_FAILURES, EXIT_USAGE, main
 from beam_chunking.pipelines.spec import load_spec, parse_spec
 from beam_chunking.strategies import Router, SentenceChunker
 from beam_chunking.transforms.manifest import read_manifest, table_files
@@ -74,9 +74,8 @@ def test_failed_run_keeps_previous_output(tmp_path):
     make_corpus(src, 3)
     assert main(["run", "--input", f"{src}/*", "--output", out]) == 0
     before = files_under(out)
-    # an input pattern that matches nothing fails the pipeline before anything is committed
-    with pytest.raises(Exception):
-        main(["run", "--input", f"{tmp_path}/nothing/*", "--output", out, "--overwrite"])
+    # an input pattern that matches nothing is refused before any work
+    assert main(["run", "--input", f"{tmp_path}/nothing/*", "--output", out, "--overwrite"]) == EXIT_USAGE
     assert files_under(out) == before
     assert len(read(out, "documents")) == 3
 
@@ -90,7 +89,7 @@ def test_bad_input_counts_add_up(tmp_path):
     (src / "paper.pdf").write_bytes(b"%PDF-1.4\n%binary")
     (src / "archive.zip").write_bytes(b"PK\x03\x04rest")
     (src / "good.md").write_bytes(b"# Fine\n\nA good document.\n")
-    assert main(["run", "--input", f"{src}/*", "--output", out]) == 0
+    assert main(["run", "--input", f"{src}/*", "--output", out]) == EXIT_TOO_MANY_FAILURES
     docs = {os.path.basename(d["uri"]): d for d in read(out, "documents")}
     assert len(docs) == 6
     assert {k: d["status"] for k, d in docs.items()} == {

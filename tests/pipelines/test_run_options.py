@@ -16,7 +16,7 @@ DATAFLOW = ["--runner", "DataflowRunner", "--project", "my-project", "--region",
 
 def test_local_runner_by_default():
     options, spec = pipeline_options(JOB)
-    assert options.get_all_options()["runner"] == LOCAL_RUNNER and spec.input == "in/*"
+    assert options.get_all_options()["runner"] == LOCAL_RUNNER and spec.input == ("in/*",)
 
 
 def test_dask_runner_short_name_resolves():

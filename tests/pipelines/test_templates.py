@@ -221,7 +221,7 @@ def test_classic_template_is_built_offline_against_the_emulator(gcs, offline, ca
     options = job["environment"]["sdkPipelineOptions"]["options"]
     # The job's parameters are fixed in the template.
     assert (options["input"], options["output"], options["strategy"], options["overwrite"]) == (
-        f"{gcs}/in/**", f"{gcs}/out", "sentence", True)
+        [f"{gcs}/in/**"], f"{gcs}/out", "sentence", True)  # --input repeats, so it is a list
     assert options["project"] == "test-project" and options["region"] == "us-central1"
     assert options["staging_location"].startswith(f"{gcs}/staging/")
 

@@ -11,7 +11,7 @@ from beam_chunking.errors import ConfigError
 from beam_chunking.strategies.semantic import SemanticChunker
 from beam_chunking.types import ParsedDocument, Section
 from tests.embeddings.fixtures import tiny_embedder
-from tests.helpers import adversarial_text, check_chunks, check_pickle, tokens
+from tests.helpers import adversarial_text, check_chunks, check_pickle
 
 ANIMALS = ["The cat and the dog are in the barn.", "A horse is with a cow.", "The sheep and the goat eat.",
            "A lion and a tiger are very big.", "The wolf and the fox run."]

@@ -1,0 +1,77 @@
+"""JobConfig: the one typed description of a chunking job.
+
+The YAML spec, the command line and ``beam_chunking.transforms.ChunkFiles`` all build or
+take this object, so a pipeline-level option (input, output, limits, compression, shards,
+embedding ...) is declared once, here, with its default and unit.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Tuple
+
+from beam_chunking.errors import ConfigError
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, ParseLimits
+from beam_chunking.registry import DEFAULT_STRATEGY, get
+from beam_chunking.strategies.base import Chunker
+
+
+@dataclass(frozen=True)
+class JobConfig:
+    """A chunking job. Build one from YAML with ``beam_chunking.pipelines.spec.parse_spec``,
+    from flags with ``beam-chunking run``, or directly.
+
+    Args:
+        input: File patterns to read (local or ``gs://``).
+        output: Output folder of the chunks and documents tables.
+        strategy: A strategy or ``Router``. Default ``recursive`` (512/50 characters).
+        exclude: Patterns of matched files to leave out (``fnmatch`` on the full path).
+        overwrite: Replace an existing output. Default ``False``.
+        token_counter: Sizer filling ``token_count`` for character strategies. Default
+            ``"cl100k_base"``; ``None`` leaves it empty.
+        decode_errors: ``"strict"`` (default) or ``"replace"``.
+        compression: Parquet codec: ``"zstd"`` (default), ``"snappy"``, ``"gzip"`` or ``"none"``.
+        metadata: Tags copied onto every chunk.
+        num_shards: Files per table; 0 (default) writes one per bundle, ``N`` exactly ``N``.
+        max_bytes: Largest document read (and largest inflated ``.gz``), in bytes. Default 256 MiB.
+        limits: Parser safety caps (pages, rows, zip sizes). Default ``ParseLimits()``.
+        embed: Embedding model for the ``embedding`` column (``"minilm"`` or an embedder);
+            default ``None``, no embedding stage.
+        max_failures: Failed documents a run may have and still exit 0: a count (``"3"``) or
+            a percentage (``"5%"``). Default ``"0"``.
+    """
+
+    input: Tuple[str, ...] = ()
+    output: Optional[str] = None
+    strategy: Chunker = field(default_factory=lambda: get(DEFAULT_STRATEGY))
+    exclude: Tuple[str, ...] = ()
+    overwrite: bool = False
+    token_counter: Optional[str] = "cl100k_base"
+    decode_errors: str = "strict"
+    compression: str = "zstd"
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    num_shards: int = 0
+    max_bytes: int = DEFAULT_MAX_BYTES
+    limits: ParseLimits = DEFAULT_LIMITS
+    embed: Optional[Any] = None
+    max_failures: str = "0"
+
+    @classmethod
+    def of(cls, **options: Any) -> "JobConfig":
+        """Build a config from keyword options; a pattern may be a string or a list.
+
+        Raises:
+            ConfigError: an option that is not a field, naming the fields.
+        """
+        known = [f.name for f in dataclasses.fields(cls)]
+        for name in options:
+            if name not in known:
+                raise ConfigError(f"{name!r} is not a job option (options: {', '.join(known)})", field=name)
+        for name in ("input", "exclude"):
+            if isinstance(options.get(name), str):
+                options[name] = (options[name],)
+            elif options.get(name) is not None:
+                options[name] = tuple(options[name])
+        if options.get("strategy") is None:
+            options.pop("strategy", None)
+        return cls(**options)

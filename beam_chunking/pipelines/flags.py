@@ -1,0 +1,91 @@
+"""Strict command-line flags: every flag must be one of the job's or one of Beam's.
+
+Beam's own option parser warns about flags it does not know and carries on, so a typo such as
+``--max-chunk-sise 300`` would run the job on defaults. Here the same parser (every
+registered ``PipelineOptions`` class, runner options included) finds the flags it does not
+know, and the job is refused with the closest known spelling.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+import logging
+import os
+from typing import List, Sequence
+
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from beam_chunking.errors import ConfigError
+from beam_chunking.pipelines.options import OPTION_PREFIX, ChunkingOptions
+
+# Beam logs each flag it discards; the refusal below says it once, better.
+_BEAM_OPTIONS_LOG = "apache_beam.options.pipeline_options"
+
+
+def _known_flags(options: PipelineOptions) -> List[str]:
+    own = {action.dest: action.option_strings for action in _job_actions()}
+    flags: List[str] = []
+    for dest in options.get_all_options():
+        flags.extend(own.get(dest, [f"--{dest}"]))
+    return flags
+
+
+def _job_actions():
+    import argparse
+
+    parser = argparse.ArgumentParser(add_help=False)
+    ChunkingOptions._add_argparse_args(parser)
+    return parser._actions
+
+
+def _runner_options_loaded(argv: Sequence[str]) -> None:
+    """Import the options of a runner named by its short name, so its flags are known."""
+    if any(a in ("DaskRunner", "--runner=DaskRunner") or a.endswith("dask_runner.DaskRunner") for a in argv):
+        try:  # importing it registers the --dask_* flags
+            importlib.import_module("apache_beam.runners.dask.dask_runner")
+        except ImportError:
+            pass
+
+
+def check_flags(argv: Sequence[str]) -> None:
+    """Refuse flags that neither the job nor Beam knows, and stray words.
+
+    Raises:
+        ConfigError: ``--max-chunk-sise: unknown flag; did you mean --max-chunk-size?``
+    """
+    _runner_options_loaded(argv)
+    beam_log = logging.getLogger(_BEAM_OPTIONS_LOG)
+    level = beam_log.level
+    beam_log.setLevel(logging.ERROR)
+    try:
+        options = PipelineOptions(list(argv))
+        known = options.get_all_options()
+        given = options.get_all_options(retain_unknown_options=True)
+        candidates = [f for f in _known_flags(options) if not f.startswith(f"--{OPTION_PREFIX}")]
+    finally:
+        beam_log.setLevel(level)
+    unknown = [name for name in given if name not in known]
+    if unknown:
+        raw = next((a.split("=", 1)[0] for a in argv if a.startswith("--") and
+                    a[2:].split("=", 1)[0].replace("-", "_") == unknown[0]), f"--{unknown[0]}")
+        close = difflib.get_close_matches(raw, candidates, n=1, cutoff=0.75)
+        hint = f"; did you mean {close[0]}?" if close else "; see beam-chunking run --help"
+        raise ConfigError(f"{raw}: unknown flag{hint}")
+    stray = _stray_words(argv)
+    if stray:
+        hint = " (a pattern the shell expanded? quote it: --input 'docs/*')" if os.path.exists(stray) else ""
+        raise ConfigError(f"{stray!r}: unexpected argument; flags take the form --name VALUE{hint}")
+
+
+def _stray_words(argv: Sequence[str]) -> str:
+    """The first word that is neither a flag nor a flag's value, or ``""``."""
+    flags_without_value = {s for a in _job_actions() if a.nargs == 0 for s in a.option_strings}
+    previous_takes_value = False
+    for word in argv:
+        if word.startswith("--"):
+            previous_takes_value = "=" not in word and word not in flags_without_value
+            continue
+        if not previous_takes_value:
+            return word
+        previous_takes_value = False
+    return ""

@@ -1,0 +1,91 @@
+"""The end-of-run summary, read back from the committed documents table."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, List, Tuple
+
+from beam_chunking.transforms.manifest import TABLES, read_manifest, read_table, table_files
+
+#: How many failure reasons the summary lists.
+TOP_FAILURES = 5
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Counts of one finished run, read back from its documents table.
+
+    ``by_content_type`` and ``by_strategy`` count documents per status; ``failures`` lists
+    the most common ``(error_type, stage, count, example uri, message)``.
+    """
+
+    output: str
+    documents: int
+    ok: int
+    empty: int
+    failed: int
+    chunks: int
+    bytes: int
+    seconds: float
+    tables: Dict[str, List[str]]
+    by_content_type: Dict[str, Dict[str, int]] = field(default_factory=dict)
+    by_strategy: Dict[str, Dict[str, int]] = field(default_factory=dict)
+    failures: List[Tuple[str, str, int, str, str]] = field(default_factory=list)
+    max_failures: str = "0"
+
+    def render(self) -> str:
+        """A human-readable multi-line summary."""
+        mb = self.bytes / 1e6
+        rate = mb / self.seconds if self.seconds > 0 else 0.0
+        lines = [
+            f"documents: {self.documents} in, {self.ok} ok, {self.empty} empty, {self.failed} failed",
+            f"chunks:    {self.chunks}",
+            f"bytes:     {self.bytes} ({mb:.2f} MB) in {self.seconds:.2f} s = {rate:.2f} MB/s",
+        ]
+        for title, groups in (("by content type", self.by_content_type), ("by strategy", self.by_strategy)):
+            if groups:
+                lines.append(f"{title}:")
+                lines += [f"  {name:32s} " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+                          for name, counts in sorted(groups.items())]
+        if self.failures:
+            lines.append("top failure reasons:")
+            lines += [f"  {count} x {etype} at {stage}: {message[:120]} (e.g. {uri})"
+                      for etype, stage, count, uri, message in self.failures]
+        lines += [
+            f"chunks table:    {self.output}/chunks/ ({len(self.tables.get('chunks', []))} files)",
+            f"documents table: {self.output}/documents/ ({len(self.tables.get('documents', []))} files)",
+        ]
+        return "\n".join(lines)
+
+
+def _groups(docs: List[dict], key: str) -> Dict[str, Dict[str, int]]:
+    out: Dict[str, Counter] = {}
+    for d in docs:
+        out.setdefault(d[key] or "(unknown)", Counter())[d["status"]] += 1
+    return {k: dict(v) for k, v in out.items()}
+
+
+def summarize(output: str, seconds: float, max_failures: str = "0") -> RunSummary:
+    """Read the documents table of a finished run and count what happened."""
+    output = output.rstrip("/")
+    manifest = read_manifest(output)
+    tables = {table: table_files(output, table, manifest) for table in TABLES}
+    columns = ["uri", "status", "chunk_count", "size_bytes", "content_type", "strategy", "stage", "error_type",
+               "error_message"]
+    table = read_table(output, "documents", columns=columns)
+    docs = table.to_pylist() if table is not None else []
+    status = Counter(d["status"] for d in docs)
+    reasons: Dict[Tuple[str, str], List[dict]] = {}
+    for d in docs:
+        if d["status"] == "failed":
+            reasons.setdefault((d["error_type"] or "", d["stage"] or ""), []).append(d)
+    top = sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:TOP_FAILURES]
+    return RunSummary(
+        output=output, documents=len(docs), ok=status["ok"], empty=status["empty"], failed=status["failed"],
+        chunks=sum(d["chunk_count"] or 0 for d in docs), bytes=sum(d["size_bytes"] or 0 for d in docs),
+        seconds=seconds, tables=tables, by_content_type=_groups(docs, "content_type"),
+        by_strategy=_groups([d for d in docs if d["status"] != "failed"], "strategy"),
+        failures=[(etype, stage, len(ds), ds[0]["uri"], " ".join((ds[0]["error_message"] or "").split()))
+                  for (etype, stage), ds in top],
+        max_failures=max_failures,
+    )
