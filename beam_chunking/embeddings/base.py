@@ -36,3 +36,16 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
     return vectors / np.where(norms == 0, 1, norms)
+
+
+def embed_batches(embedder: Embedder, texts: Sequence[str], batch_size: int, dimension: int = 1) -> np.ndarray:
+    """Embed ``texts`` in calls of at most ``batch_size`` texts; one row per text, in order.
+
+    Args:
+        embedder: Anything with ``embed(texts) -> (n, d) array``.
+        texts: The texts.
+        batch_size: Texts per call, at least 1.
+        dimension: Columns of the empty result when there is no text. Default 1.
+    """
+    parts = [embedder.embed(list(texts[k:k + batch_size])) for k in range(0, len(texts), batch_size)]
+    return np.concatenate(parts) if parts else np.zeros((0, dimension), dtype=np.float32)

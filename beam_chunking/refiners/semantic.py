@@ -7,6 +7,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from beam_chunking.embeddings.base import embed_batches
 from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies.base import Chunker, Drops, make_chunk, require_positive
@@ -54,8 +55,7 @@ class SemanticRefiner:
         if self._model is None or len(spans) < 2:
             return pack_sentences(text, spans, size)
         texts = [text[a:b] for a, b in spans]
-        vecs = np.concatenate([self._model.embed(texts[k:k + self.batch_size])
-                               for k in range(0, len(texts), self.batch_size)])
+        vecs = embed_batches(self._model, texts, self.batch_size)
         sims = np.einsum("ij,ij->i", vecs[:-1], vecs[1:])
         out: List[List[Tuple[int, int]]] = []
 

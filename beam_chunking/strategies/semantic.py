@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from beam_chunking.embeddings.base import normalize
+from beam_chunking.embeddings.base import embed_batches, normalize
 from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies.base import Chunker, make_chunk, require_positive, section_metadata
@@ -34,8 +34,7 @@ class SentenceVectors:
 
     def compute(self) -> None:
         unique = list(self.index)
-        parts = [self.embedder.embed(unique[k:k + self.batch_size]) for k in range(0, len(unique), self.batch_size)]
-        self.vectors = np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32)
+        self.vectors = embed_batches(self.embedder, unique, self.batch_size)
 
     def of(self, texts: Sequence[str]) -> np.ndarray:
         return self.vectors[[self.index[t] for t in texts]]

@@ -5,10 +5,10 @@ import dataclasses
 from typing import Any, List
 
 import apache_beam as beam
-import numpy as np
 from apache_beam.transforms.window import GlobalWindows
 from apache_beam.utils.shared import Shared
 
+from beam_chunking.embeddings.base import embed_batches
 from beam_chunking.errors import ChunkingError, ConfigError
 from beam_chunking.transforms._common import NAMESPACE
 from beam_chunking.transforms._runners import drops_finish_bundle_output
@@ -79,8 +79,7 @@ class _EmbedFn(beam.DoFn):
                 ready.append(doc)
         texts = [c.text for d in ready for c in d.chunks if self._needs(c)]
         try:
-            parts = [self.handle.embedder.embed(texts[k:k + self.batch_size]) for k in range(0, len(texts), self.batch_size)]
-            vectors = np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32)
+            vectors = embed_batches(self.handle.embedder, texts, self.batch_size, dim)
         except Exception as exc:  # the model failed on this batch: its documents fail, the job goes on
             failed.extend(failure_from(d, exc, Stage.EMBED) for d in ready)
             ready = []
