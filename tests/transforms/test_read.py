@@ -1,0 +1,30 @@
+"""How ReadDocuments cuts files into partitions where the runner cannot redistribute them."""
+from apache_beam.io.filesystem import FileMetadata
+
+from beam_chunking.transforms.read import MIN_PARTITIONS, PARTITION_BYTES, balanced_groups, excluded, partitions_for
+
+
+def files(sizes):
+    return [FileMetadata(f"/in/f{i:03d}.txt", size) for i, size in enumerate(sizes)]
+
+
+def test_groups_are_balanced_by_bytes_and_deterministic():
+    metas = files([1000, 10, 10, 10, 500, 490, 20, 5, 5, 950])
+    groups = balanced_groups(metas, 3)
+    loads = sorted(sum(m.size_in_bytes for m in g) for g in groups)
+    assert loads[-1] - loads[0] <= 30  # 3000 bytes into thirds, largest first
+    assert sorted(m.path for g in groups for m in g) == sorted(m.path for m in metas)  # each file once
+    assert [[m.path for m in g] for g in balanced_groups(list(reversed(metas)), 3)] == \
+        [[m.path for m in g] for g in groups]
+    assert all([m.path for m in g] == sorted(m.path for m in g) for g in groups)
+
+
+def test_partition_count_follows_the_bytes_with_a_floor():
+    assert partitions_for(files([100] * 40)) == MIN_PARTITIONS
+    assert partitions_for(files([PARTITION_BYTES] * 40)) == 40
+    assert partitions_for(files([10] * 40), requested=3) == 3
+    assert len(balanced_groups(files([10] * 5), MIN_PARTITIONS)) == 5  # never an empty partition
+
+
+def test_exclude_matches_full_paths():
+    assert excluded("/in/drafts/a.md", ["*/drafts/*"]) and not excluded("/in/a.md", ["*/drafts/*"])
