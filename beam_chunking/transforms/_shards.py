@@ -23,6 +23,10 @@ from apache_beam.io.filesystems import FileSystems
 
 #: Rows buffered per table before a row group is written.
 ROWS_PER_GROUP = 50_000
+#: Bytes of buffered Arrow data per table before a row group is written, whatever the row
+#: count: a worker's memory then stays flat however large the corpus (one small batch per
+#: document costs about three times its Arrow size in memory).
+BYTES_PER_GROUP = 8 * 1024 * 1024
 
 
 class ShardRef(NamedTuple):
@@ -64,14 +68,22 @@ class _Buffer:
         self.batches: List[pa.RecordBatch] = []
         self.dicts: List[dict] = []
         self.rows = 0
+        self.nbytes = 0
 
     def add(self, element) -> None:
         if isinstance(element, dict):
             self.dicts.append(element)
             self.rows += 1
+            self.nbytes += 512  # a documents-table row: small, and its size is not worth computing
         else:
             self.batches.append(element)
             self.rows += element.num_rows
+            self.nbytes += element.nbytes
+
+    @property
+    def full(self) -> bool:
+        """Whether a row group should be written now."""
+        return self.rows >= ROWS_PER_GROUP or self.nbytes >= BYTES_PER_GROUP
 
     def take(self) -> Optional[pa.Table]:
         if not self.rows:
@@ -79,7 +91,7 @@ class _Buffer:
         batches = list(self.batches)
         if self.dicts:
             batches.append(pa.RecordBatch.from_pylist(self.dicts, schema=self.schema))
-        self.batches, self.dicts, self.rows = [], [], 0
+        self.batches, self.dicts, self.rows, self.nbytes = [], [], 0, 0
         return pa.Table.from_batches(batches, schema=self.schema)
 
 
@@ -95,7 +107,7 @@ class _TableFiles:
         prefix = "part" if self.shard is None else f"part-{self.shard:05d}"
         return f"{prefix}-{uuid.uuid4().hex}.parquet"
 
-    def add(self, table: str, rows, flush_at: int = ROWS_PER_GROUP):
+    def add(self, table: str, rows):
         """Buffer ``rows``; yield a :class:`ShardRef` when the table's file is first opened."""
         if table not in self.writers:
             path = f"{self.folders[table]}/{self._name()}"
@@ -103,7 +115,7 @@ class _TableFiles:
             yield ShardRef(table, path, self.shard)
         buffer = self.buffers[table]
         buffer.add(rows)
-        if buffer.rows >= flush_at:
+        if buffer.full:
             self.writers[table].write(buffer.take())
 
     def close(self) -> None:
