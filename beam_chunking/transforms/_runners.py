@@ -1,7 +1,8 @@
 """What the transforms must know about a runner's deviations from the Beam model.
 
-Beam's DaskRunner (2.77) runs a Reshuffle as a no-op, keeps a source in one partition, and
-drops whatever a DoFn emits from ``finish_bundle``. The transforms check for it here, in one
+Beam's DaskRunner (2.77) runs a Reshuffle as a no-op, keeps a source in one partition,
+drops whatever a DoFn emits from ``finish_bundle``, and keeps every ParDo's outputs until the
+job ends. The transforms check for it here, in one
 place, and expand differently where the model would otherwise lose or serialise work.
 """
 from __future__ import annotations
@@ -15,6 +16,12 @@ def _is_dask(runner: Any) -> bool:
 
 def reshuffle_is_noop(runner: Any) -> bool:
     """Whether ``runner`` runs a Reshuffle without moving data."""
+    return _is_dask(runner)
+
+
+def keeps_pardo_outputs(runner: Any) -> bool:
+    """Whether ``runner`` holds every ParDo's outputs until the job ends (so a chain of
+    ParDos should run as one; see :mod:`beam_chunking.transforms._fused`)."""
     return _is_dask(runner)
 
 

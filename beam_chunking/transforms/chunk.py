@@ -82,6 +82,10 @@ class ChunkDocuments(beam.PTransform):
         self.strategy = strategy
         self.token_counter = token_counter
 
+    def fns(self):
+        """The DoFns of this stage (for a fused stage)."""
+        return [_ChunkFn(self.strategy, self.token_counter)]
+
     def expand(self, pcoll):
         return pcoll | "ChunkDocument" >> beam.ParDo(_ChunkFn(self.strategy, self.token_counter))
 

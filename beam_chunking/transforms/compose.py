@@ -17,7 +17,10 @@ from beam_chunking.transforms.embed import EmbedChunks
 from beam_chunking.transforms.parse import ParseDocuments
 from beam_chunking.ids import normalize_uri
 from beam_chunking.transforms.read import ReadDocuments
-from beam_chunking.transforms.write import WriteChunkTable
+from beam_chunking.transforms._fused import FusedFn
+from beam_chunking.transforms._runners import keeps_pardo_outputs
+from beam_chunking.transforms._shards import WriteShards
+from beam_chunking.transforms.write import SCHEMAS, WriteChunkTable
 
 
 def _glob_regex(pattern: str) -> "re.Pattern[str]":
@@ -92,7 +95,23 @@ class ChunkFiles(beam.PTransform):
                                      num_shards=config.num_shards)
 
     def expand(self, pbegin):
+        if keeps_pardo_outputs(pbegin.pipeline.runner):
+            return self._expand_fused(pbegin)
         chunked = pbegin | "ReadDocuments" >> self.read | "ParseDocuments" >> self.parse | "ChunkDocuments" >> self.chunk
         if self.embed is not None:
             chunked = chunked | "EmbedChunks" >> self.embed
         return chunked | "WriteChunkTable" >> self.write
+
+    def _expand_fused(self, pbegin):
+        """Read to write as one DoFn per partition, emitting only file references."""
+        plan = self.write.plan()
+        fns = [*self.read.fns(), *self.parse.fns(), *self.chunk.fns(), *(self.embed.fns() if self.embed else []),
+               *self.write.row_fns()]
+        files = self.read.files(pbegin)
+        if not self.write.num_shards:
+            refs = files | "Documents" >> beam.ParDo(FusedFn([*fns, self.write.bundle_writer(plan)]))
+        else:
+            rows = files | "Documents" >> beam.ParDo(FusedFn(fns))
+            refs = rows | "WriteFiles" >> WriteShards(plan.folders, SCHEMAS, self.write.compression,
+                                                      self.write.num_shards)
+        return self.write.commit(refs, plan)

@@ -124,6 +124,10 @@ class EmbedChunks(beam.PTransform):
         self.batch_size = batch_size
         self._shared = Shared()
 
+    def fns(self):
+        """The DoFns of this stage for a fused stage: batches stay within one document."""
+        return [_EmbedFn(self.embedder, self.batch_size, self._shared, across_documents=False)]
+
     def expand(self, pcoll):
         across = not drops_finish_bundle_output(pcoll.pipeline.runner)
         return pcoll | "EmbedChunk" >> beam.ParDo(_EmbedFn(self.embedder, self.batch_size, self._shared, across))

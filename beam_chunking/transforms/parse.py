@@ -41,6 +41,10 @@ class ParseDocuments(beam.PTransform):
             raise ConfigError(f"ParseDocuments.decode_errors={decode_errors!r} must be one of {ERROR_POLICIES}")
         self.decode_errors = decode_errors
 
+    def fns(self):
+        """The DoFns of this stage (for a fused stage)."""
+        return [_ParseFn(self.decode_errors, self.limits)]
+
     def expand(self, pcoll):
         return pcoll | "ParseDocument" >> beam.ParDo(_ParseFn(self.decode_errors, self.limits))
 

@@ -21,6 +21,7 @@ from beam_chunking.parsers.compressed import gunzip, is_gzip
 from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
 from beam_chunking.transforms._common import NAMESPACE, StageFn
+from beam_chunking.transforms._fused import OpenFn
 from beam_chunking.transforms._runners import reshuffle_is_noop
 from beam_chunking.transforms.records import Stage
 from beam_chunking.types import Document
@@ -115,22 +116,29 @@ class ReadDocuments(beam.PTransform):
         self.metadata = dict(metadata or {})
         self.allow_empty = allow_empty
 
-    def expand(self, pbegin):
+    def files(self, pbegin):
+        """The matched files' metadata, redistributed over the workers."""
         if reshuffle_is_noop(pbegin.pipeline.runner):
-            files = self._partitioned_at_build(pbegin)
-        else:
-            empty = fileio.EmptyMatchTreatment.ALLOW if self.allow_empty else fileio.EmptyMatchTreatment.DISALLOW
-            files = (
-                pbegin
-                | "Patterns" >> beam.Create(self.patterns, reshuffle=False)
-                | "MatchFiles" >> fileio.MatchAll(empty_match_treatment=empty)
-                | "Exclude" >> beam.Filter(lambda meta, exclude: not excluded(meta.path, exclude), self.exclude)
-                # Keyed by path, the shuffle that spreads the files also reads a file matched
-                # by two patterns once.
-                | "ByPath" >> beam.Map(lambda meta: (meta.path, meta))
-                | "SpreadFiles" >> beam.GroupByKey()
-                | "OnePerPath" >> beam.Map(lambda keyed: next(iter(keyed[1])))
-            )
+            return self._partitioned_at_build(pbegin)
+        empty = fileio.EmptyMatchTreatment.ALLOW if self.allow_empty else fileio.EmptyMatchTreatment.DISALLOW
+        return (
+            pbegin
+            | "Patterns" >> beam.Create(self.patterns, reshuffle=False)
+            | "MatchFiles" >> fileio.MatchAll(empty_match_treatment=empty)
+            | "Exclude" >> beam.Filter(lambda meta, exclude: not excluded(meta.path, exclude), self.exclude)
+            # Keyed by path, the shuffle that spreads the files also reads a file matched
+            # by two patterns once.
+            | "ByPath" >> beam.Map(lambda meta: (meta.path, meta))
+            | "SpreadFiles" >> beam.GroupByKey()
+            | "OnePerPath" >> beam.Map(lambda keyed: next(iter(keyed[1])))
+        )
+
+    def fns(self) -> List[beam.DoFn]:
+        """The DoFns from file metadata to :class:`Document` (for a fused stage)."""
+        return [OpenFn(), _ReadFn(self.max_bytes, self.metadata)]
+
+    def expand(self, pbegin):
+        files = self.files(pbegin)
         files = files | "ReadMatches" >> fileio.ReadMatches(skip_directories=True)
         return files | "ReadDocument" >> beam.ParDo(_ReadFn(self.max_bytes, self.metadata))
 
@@ -149,7 +157,7 @@ class ReadDocuments(beam.PTransform):
         parts = [pbegin | f"Files{i:05d}" >> beam.Create(group, reshuffle=False) for i, group in enumerate(groups)]
         if not parts:
             parts = [pbegin | "NoFiles" >> beam.Create([], reshuffle=False)]
-        return parts | "AllFiles" >> beam.Flatten()
+        return parts | "AllMatchedFiles" >> beam.Flatten()
 
     def display_data(self):
         return {"patterns": ", ".join(self.patterns), "exclude": ", ".join(self.exclude), "max_bytes": self.max_bytes}

@@ -11,7 +11,7 @@ published; a run that fails before the switch leaves the previous output as it w
 from __future__ import annotations
 
 import os
-from typing import List
+from typing import Dict, List, NamedTuple
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -20,7 +20,8 @@ from beam_chunking.errors import ConfigError, OutputExistsError
 from beam_chunking.schema import COMPRESSIONS, CHUNKS_SCHEMA, DOCUMENTS_SCHEMA, chunk_batch, chunk_rows, document_row
 from beam_chunking.transforms._commit import commit
 from beam_chunking.transforms._common import StageFn
-from beam_chunking.transforms._shards import Rows, ShardRef, WriteShards
+from beam_chunking.transforms._fused import MapFn
+from beam_chunking.transforms._shards import Rows, ShardRef, WriteBundleShardsFn, WriteShards
 from beam_chunking.transforms.manifest import TABLES, new_run_id, run_folder
 from beam_chunking.transforms.progress import PROGRESS
 from beam_chunking.transforms.records import ChunkedDocument, Failure, Stage
@@ -80,6 +81,13 @@ class _CommitFn(beam.DoFn):
         yield commit(self.output, self.run_id, [r for r in refs if r.table], SCHEMAS, self.codec, self.num_shards)
 
 
+class WritePlan(NamedTuple):
+    """A run's id and the folder of each table's files."""
+
+    run_id: str
+    folders: Dict[str, str]
+
+
 class WriteChunkTable(beam.PTransform):
     """Write chunked documents (and failures) to ``OUTPUT/chunks`` and ``OUTPUT/documents``.
 
@@ -108,7 +116,12 @@ class WriteChunkTable(beam.PTransform):
         self.compression = compression
         self.num_shards = num_shards
 
-    def expand(self, pcoll):
+    def plan(self) -> "WritePlan":
+        """Check the output folder and choose this run's id and folders (once per pipeline).
+
+        Raises:
+            OutputExistsError: the folder holds files and ``overwrite`` is false.
+        """
         if not self.overwrite:
             found = existing_files(self.output)
             if found:
@@ -117,23 +130,33 @@ class WriteChunkTable(beam.PTransform):
                     "pass overwrite=True (--overwrite) to replace it"
                 )
         run_id = new_run_id()
-        folders = {table: run_folder(self.output, table, run_id) for table in TABLES}
-        refs = (
-            pcoll
-            | "ToRows" >> beam.ParDo(_RowsFn())
-            | "FailuresToRows" >> beam.Map(_as_rows)
-            | "WriteFiles" >> WriteShards(folders, SCHEMAS, self.compression, self.num_shards)
-        )
-        # One group holds every file reported by a succeeded bundle; the sentinel makes the
-        # group exist (and the commit run) when no document came at all.
-        nothing = pcoll.pipeline | "NoFile" >> beam.Create([_NOTHING])
+        return WritePlan(run_id, {table: run_folder(self.output, table, run_id) for table in TABLES})
+
+    def row_fns(self) -> List[beam.DoFn]:
+        """The DoFns that turn chunked documents and failures into :class:`Rows`."""
+        return [_RowsFn(), MapFn(_as_rows)]
+
+    def bundle_writer(self, plan: "WritePlan") -> beam.DoFn:
+        """The DoFn that writes one file per table per bundle and yields their refs."""
+        return WriteBundleShardsFn(plan.folders, SCHEMAS, self.compression)
+
+    def commit(self, refs, plan: "WritePlan"):
+        """Gather every file reported by a succeeded bundle into the one commit step."""
+        # The sentinel makes the group exist (and the commit run) when no document came at all.
+        nothing = refs.pipeline | "NoFile" >> beam.Create([_NOTHING])
         return (
             (refs, nothing)
-            | "AllFiles" >> beam.Flatten()
+            | "AllReportedFiles" >> beam.Flatten()
             | "OneKey" >> beam.Map(lambda ref: (0, ref))
             | "GatherFiles" >> beam.GroupByKey()
-            | "Commit" >> beam.ParDo(_CommitFn(self.output, run_id, self.compression, self.num_shards))
+            | "Commit" >> beam.ParDo(_CommitFn(self.output, plan.run_id, self.compression, self.num_shards))
         )
+
+    def expand(self, pcoll):
+        plan = self.plan()
+        rows = pcoll | "ToRows" >> beam.ParDo(_RowsFn()) | "FailuresToRows" >> beam.Map(_as_rows)
+        refs = rows | "WriteFiles" >> WriteShards(plan.folders, SCHEMAS, self.compression, self.num_shards)
+        return self.commit(refs, plan)
 
     def display_data(self):
         return {"output": self.output, "overwrite": self.overwrite, "compression": self.compression,
