@@ -95,23 +95,24 @@ class ChunkFiles(beam.PTransform):
                                      num_shards=config.num_shards)
 
     def expand(self, pbegin):
-        if keeps_pardo_outputs(pbegin.pipeline.runner):
-            return self._expand_fused(pbegin)
-        chunked = pbegin | "ReadDocuments" >> self.read | "ParseDocuments" >> self.parse | "ChunkDocuments" >> self.chunk
-        if self.embed is not None:
-            chunked = chunked | "EmbedChunks" >> self.embed
-        return chunked | "WriteChunkTable" >> self.write
-
-    def _expand_fused(self, pbegin):
-        """Read to write as one DoFn per partition, emitting only file references."""
+        # The stages run as fused DoFns, not one ParDo each: every ParDo costs the runner
+        # per-element work, and Beam's DaskRunner keeps each ParDo's outputs until the job
+        # ends. Embedding stays a stage of its own where batches may span documents.
         plan = self.write.plan()
-        fns = [*self.read.fns(), *self.parse.fns(), *self.chunk.fns(), *(self.embed.fns() if self.embed else []),
-               *self.write.row_fns()]
         files = self.read.files(pbegin)
-        if not self.write.num_shards:
-            refs = files | "Documents" >> beam.ParDo(FusedFn([*fns, self.write.bundle_writer(plan)]))
+        front = [*self.read.fns(), *self.parse.fns(), *self.chunk.fns()]
+        back = self.write.row_fns()
+        if self.embed is not None and keeps_pardo_outputs(pbegin.pipeline.runner):
+            front, separate_embed = front + self.embed.fns(), False
         else:
-            rows = files | "Documents" >> beam.ParDo(FusedFn(fns))
-            refs = rows | "WriteFiles" >> WriteShards(plan.folders, SCHEMAS, self.write.compression,
-                                                      self.write.num_shards)
-        return self.write.commit(refs, plan)
+            separate_embed = self.embed is not None
+        writer = [] if self.write.num_shards else [self.write.bundle_writer(plan)]
+        if separate_embed:
+            docs = files | "Documents" >> beam.ParDo(FusedFn(front)) | "EmbedChunks" >> self.embed
+            out = docs | "Rows" >> beam.ParDo(FusedFn(back + writer))
+        else:
+            out = files | "Documents" >> beam.ParDo(FusedFn(front + back + writer))
+        if self.write.num_shards:  # out holds rows: shuffle them into the fixed shards
+            out = out | "WriteFiles" >> WriteShards(plan.folders, SCHEMAS, self.write.compression,
+                                                    self.write.num_shards)
+        return self.write.commit(out, plan)
