@@ -28,17 +28,17 @@ from typing import Any, Dict, Tuple
 
 import yaml
 
+from beam_chunking.config import JobConfig
+from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
 from beam_chunking.parsers.decode import ERROR_POLICIES
 from beam_chunking.parsers.limits import ParseLimits
+from beam_chunking.refiners import Refined, SemanticRefiner
+from beam_chunking.registry import DEFAULT_STRATEGY, get, registry
 from beam_chunking.schema import COMPRESSIONS, RESERVED_TYPES, encode_metadata_value
 from beam_chunking.sizing import get_sizer
-from beam_chunking.registry import DEFAULT_STRATEGY, get, registry
 from beam_chunking.strategies import Router
-from beam_chunking.refiners import Refined, SemanticRefiner
 from beam_chunking.strategies.base import Chunker
-from beam_chunking.config import JobConfig
-from beam_chunking.embeddings.resolve import resolve_embedder
 
 KEYS = ("input", "exclude", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
         "compression", "metadata", "num_shards", "max_bytes", "limits", "refine", "embed", "max_failures")

@@ -2,24 +2,22 @@
 from __future__ import annotations
 
 import re
-
 from typing import Any, Optional, Sequence, Union
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
-from beam_chunking.errors import ConfigError
-
-from beam_chunking.strategies.base import Chunker
-from beam_chunking.transforms.chunk import ChunkDocuments
 from beam_chunking.config import JobConfig
-from beam_chunking.transforms.embed import EmbedChunks
-from beam_chunking.transforms.parse import ParseDocuments
+from beam_chunking.errors import ConfigError
 from beam_chunking.ids import normalize_uri
-from beam_chunking.transforms.read import ReadDocuments
+from beam_chunking.strategies.base import Chunker
 from beam_chunking.transforms._fused import FusedFn
 from beam_chunking.transforms._runners import keeps_pardo_outputs
 from beam_chunking.transforms._shards import WriteShards
+from beam_chunking.transforms.chunk import ChunkDocuments
+from beam_chunking.transforms.embed import EmbedChunks
+from beam_chunking.transforms.parse import ParseDocuments
+from beam_chunking.transforms.read import ReadDocuments
 from beam_chunking.transforms.write import SCHEMAS, WriteChunkTable
 
 
