@@ -69,9 +69,10 @@ class ChunkingOptions(PipelineOptions):
                             help="Replace an existing output folder.")
         parser.add_argument("--token-counter", "--token_counter", dest="token_counter", default=None,
                             help="Sizer filling token_count for character strategies (default cl100k_base).")
+        # Values are checked by the spec, which names the key and the allowed values in one line.
         parser.add_argument("--decode-errors", "--decode_errors", dest="decode_errors", default=None,
-                            choices=list(ERROR_POLICIES), help="Invalid text bytes: fail or replace.")
+                            help=f"Invalid text bytes: {' or '.join(ERROR_POLICIES)}.")
         parser.add_argument("--compression", dest="compression", default=None,
-                            choices=list(COMPRESSIONS), help="Parquet codec.")
-        parser.add_argument("--num-shards", "--num_shards", dest="num_shards", type=int, default=None,
-                            help="Shards per table (0: runner decides).")
+                            help=f"Parquet codec: {', '.join(COMPRESSIONS)}.")
+        parser.add_argument("--num-shards", "--num_shards", dest="num_shards", default=None,
+                            help="Files per table; 0 (default): one per bundle.")

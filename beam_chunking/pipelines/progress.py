@@ -18,7 +18,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.transforms.progress import PROGRESS
 from beam_chunking.ids import normalize_uri
-from beam_chunking.transforms.read import excluded
+from beam_chunking.transforms.read import exclude_pattern, excluded
 
 _LOG = logging.getLogger("beam_chunking.progress")
 #: Seconds between progress lines when stderr is not a terminal.
@@ -28,7 +28,7 @@ LOG_EVERY_SECONDS = 15.0
 def matched_totals(patterns: Sequence[str], exclude: Sequence[str]) -> Tuple[int, int]:
     """``(files, bytes)`` that the patterns match, each file once, exclusions left out."""
     seen = {}
-    skip = [normalize_uri(p) for p in exclude]
+    skip = [exclude_pattern(p) for p in exclude]
     for result in FileSystems.match([normalize_uri(p) for p in patterns]):
         for meta in result.metadata_list:
             if not excluded(meta.path, skip):

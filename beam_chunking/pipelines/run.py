@@ -126,6 +126,8 @@ def spec_from_options(opts: ChunkingOptions) -> JobConfig:
     for key in ("input", "exclude", "output", "decode_errors", "compression", "num_shards", "max_failures"):
         if getattr(opts, key) is not None:
             data[key] = getattr(opts, key)
+    if isinstance(data.get("num_shards"), str):  # from the command line: a number or a clear error
+        data["num_shards"] = _option_value(data["num_shards"])
     if opts.overwrite:
         data["overwrite"] = True
     if opts.token_counter is not None:

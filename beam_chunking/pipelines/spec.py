@@ -117,7 +117,10 @@ def build_strategy(value: Any, path: str) -> Chunker:
         return cls(**options)
     except ConfigError as exc:
         where = f"{path}.{exc.field}" if exc.field else path
-        raise ConfigError(f"{where}: {exc}", field=exc.field) from None
+        hint = ""
+        if exc.field == "overlap" and "overlap" not in options and "max_chunk_size" in options:
+            hint = " (the default overlap; set a smaller one: --overlap N, or overlap: N in the spec)"
+        raise ConfigError(f"{where}: {exc}{hint}", field=exc.field) from None
 
 
 def _refiner(value: Any) -> SemanticRefiner:

@@ -33,6 +33,15 @@ PARTITION_BYTES = 8 * 1024 * 1024
 MIN_PARTITIONS = 16
 
 
+def exclude_pattern(pattern: str) -> str:
+    """An exclude pattern as matched against absolute paths: one that starts with a wildcard
+    (``*.pdf``, ``*/drafts/*``), an absolute path or a URI stays as it is; a relative path
+    (``docs/drafts/*``) is made absolute like an input pattern."""
+    if pattern[:1] in "*?[/" or normalize_uri(pattern) == pattern:
+        return pattern
+    return normalize_uri(pattern)
+
+
 def excluded(path: str, exclude: Sequence[str]) -> bool:
     """Whether ``path`` matches one of the ``exclude`` globs (``fnmatch``: ``*`` crosses ``/``)."""
     return any(fnmatch.fnmatchcase(path, pattern) for pattern in exclude)
@@ -111,7 +120,7 @@ class ReadDocuments(beam.PTransform):
         super().__init__()
         self.patterns = tuple(dict.fromkeys(normalize_uri(p) for p in ([patterns] if isinstance(patterns, str)
                                                                             else patterns)))
-        self.exclude = tuple(normalize_uri(p) for p in exclude)
+        self.exclude = tuple(exclude_pattern(p) for p in exclude)
         self.max_bytes = max_bytes
         self.metadata = dict(metadata or {})
         self.allow_empty = allow_empty

@@ -41,7 +41,8 @@ def test_a_shell_expanded_glob_is_named(tmp_path, capsys):
     assert "quote it" in one_line_error(capsys)
 
 
-def test_repeated_input_and_exclude(tmp_path):
+def test_repeated_input_and_exclude(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # wildcard excludes match full paths from any folder
     out = str(tmp_path / "out")
     assert main(["run", "--input", f"{EXAMPLES}/*.md", "--input", f"{EXAMPLES}/*.txt", "--input", f"{EXAMPLES}/*",
                  "--exclude", "*/release-notes.txt", "--exclude", "*.html", "--output", out]) == EXIT_OK
@@ -166,3 +167,14 @@ def test_progress_lines_when_not_a_terminal(tmp_path, monkeypatch, caplog):
         assert main(["run", "--input", f"{src}/*", "--output", str(tmp_path / "out"), "--strategy", "sentence"]) == 0
     lines = [r.getMessage() for r in caplog.records if r.name == "beam_chunking.progress"]
     assert lines and all(line.startswith("progress: ") and "/40 documents" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--compression", "lz4"], "compression: 'lz4' must be one of"),
+    (["--num-shards", "x"], "num_shards: expected an integer >= 0, got 'x'"),
+    (["--decode-errors", "ignore"], "decode_errors: 'ignore' must be one of"),
+    (["--strategy", "sentence", "--max-chunk-size", "64"], "(the default overlap; set a smaller one: --overlap N"),
+])
+def test_bad_values_are_one_line(args, expected, tmp_path, capsys):
+    assert main(["run", "--input", f"{EXAMPLES}/*", "--output", str(tmp_path / "o"), *args]) == EXIT_USAGE
+    assert expected in one_line_error(capsys)
