@@ -101,13 +101,11 @@ def _run(rest: List[str], debug: bool) -> int:
 
 
 def _job_failed(exc: Exception, debug: bool) -> int:
-    if isinstance(exc, ChunkingError):
-        if debug:
-            traceback.print_exception(exc)
-        return _fail(str(exc))
-    # The job crashed; its output, if any, was not committed.
     if debug:
         traceback.print_exception(exc)
+    if isinstance(exc, ChunkingError):
+        return _fail(str(exc))
+    # The job crashed; its output, if any, was not committed.
     detail = " ".join(str(exc).split())[:500]
     return _fail(f"the job failed: {type(exc).__name__}: {detail} (the previous output, if any, is intact; "
                  "--debug shows the traceback)", EXIT_JOB_FAILED)

@@ -17,6 +17,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.pipelines.options import OPTION_PREFIX, ChunkingOptions
+from beam_chunking.pipelines.run import RUNNER_ALIASES
 
 # Beam logs each flag it discards; the refusal below says it once, better.
 _BEAM_OPTIONS_LOG = "apache_beam.options.pipeline_options"
@@ -39,12 +40,15 @@ def _job_actions():
 
 
 def _runner_options_loaded(argv: Sequence[str]) -> None:
-    """Import the options of a runner named by its short name, so its flags are known."""
-    if any(a in ("DaskRunner", "--runner=DaskRunner") or a.endswith("dask_runner.DaskRunner") for a in argv):
-        try:  # importing it registers the --dask_* flags
-            importlib.import_module("apache_beam.runners.dask.dask_runner")
-        except ImportError:
-            pass
+    """Import the module of a runner known by its short name when it is named, so that the
+    options it registers on import (DaskRunner's ``--dask_*``) are known flags."""
+    words = {w.split("=", 1)[-1] for w in argv}
+    for short, path in RUNNER_ALIASES.items():
+        if short in words or path in words:
+            try:
+                importlib.import_module(path.rsplit(".", 1)[0])
+            except ImportError:
+                pass
 
 
 def check_flags(argv: Sequence[str]) -> None:

@@ -1,6 +1,7 @@
 """Pipeline options: the chunking job's own flags beside every Beam option."""
 from __future__ import annotations
 
+import functools
 from typing import Dict, List, Tuple
 
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -13,6 +14,7 @@ from beam_chunking.schema import COMPRESSIONS
 OPTION_PREFIX = "strategy_option__"
 
 
+@functools.lru_cache(maxsize=1)  # Beam re-parses its flags for every options object and view
 def strategy_flags() -> Dict[str, Tuple[str, List[str]]]:
     """One flag per strategy option name across the registry: ``name -> (help, strategies)``.
 

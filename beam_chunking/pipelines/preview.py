@@ -22,7 +22,6 @@ import re
 import sys
 from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 
-import yaml
 
 from beam_chunking.errors import ChunkingError
 from beam_chunking.pipelines.inspection import OneLineParser, UsageError, percentiles
@@ -168,15 +167,12 @@ def strategy_options(args: Any) -> Dict[str, Any]:
     Raises:
         UsageError: an ``--option`` without ``=`` or with a value that is not YAML.
     """
-    options: Dict[str, Any] = {"name": args.strategy}
-    for item in args.option:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--option {item!r}: expected KEY=VALUE")
-        try:
-            options[key.strip().replace("-", "_")] = yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            raise UsageError(f"--option {item!r}: the value is not YAML ({' '.join(str(exc).split())})") from None
+    from beam_chunking.pipelines.spec import option_items
+
+    try:
+        options: Dict[str, Any] = {"name": args.strategy, **option_items(args.option, "--option")}
+    except ChunkingError as exc:
+        raise UsageError(str(exc)) from None
     for key in ("max_chunk_size", "overlap"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)

@@ -12,13 +12,10 @@ import logging
 import sys
 import threading
 import time
-from typing import Sequence, Tuple
-
-from apache_beam.io.filesystems import FileSystems
+from typing import Optional, Sequence, Tuple
 
 from beam_chunking.transforms.progress import PROGRESS
-from beam_chunking.ids import normalize_uri
-from beam_chunking.transforms.read import exclude_pattern, excluded
+from beam_chunking.transforms.read import matched_files
 
 _LOG = logging.getLogger("beam_chunking.progress")
 #: Seconds between progress lines when stderr is not a terminal.
@@ -27,18 +24,18 @@ LOG_EVERY_SECONDS = 15.0
 
 def matched_totals(patterns: Sequence[str], exclude: Sequence[str]) -> Tuple[int, int]:
     """``(files, bytes)`` that the patterns match, each file once, exclusions left out."""
-    seen = {}
-    skip = [exclude_pattern(p) for p in exclude]
-    for result in FileSystems.match([normalize_uri(p) for p in patterns]):
-        for meta in result.metadata_list:
-            if not excluded(meta.path, skip):
-                seen[meta.path] = meta.size_in_bytes or 0
-    return len(seen), sum(seen.values())
+    files = matched_files(patterns, exclude)
+    return len(files), sum(meta.size_in_bytes or 0 for meta in files)
 
 
-def watch(job: threading.Thread, totals: Tuple[int, int], in_process: bool, runner: str) -> None:
-    """Show progress until ``job`` (the thread running the pipeline) ends."""
-    files, size = totals
+def watch(job: threading.Thread, totals: Optional[Tuple[int, int]], runner: str) -> None:
+    """Show progress until ``job`` (the thread running the pipeline) ends.
+
+    ``totals`` (files, bytes) is given when the pipeline runs in this process, where finished
+    documents can be counted; ``None`` otherwise, and only the elapsed time is logged.
+    """
+    in_process = totals is not None
+    files, size = totals or (0, 0)
     started = time.monotonic()
     if in_process and sys.stderr.isatty():
         from tqdm import tqdm
@@ -61,5 +58,5 @@ def watch(job: threading.Thread, totals: Tuple[int, int], in_process: bool, runn
                 _LOG.info("progress: %d/%d documents, %.1f/%.1f MB, %.0f s", done, files, nbytes / 1e6,
                           size / 1e6, now - started)
             else:
-                _LOG.info("running on %s for %.0f s (%d files, %.1f MB in the input)", runner, now - started,
-                          files, size / 1e6)
+                _LOG.info("running on %s for %.0f s; the runner's own UI shows its progress", runner,
+                          now - started)

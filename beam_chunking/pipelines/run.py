@@ -9,14 +9,13 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 import apache_beam as beam
-import yaml
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import (GoogleCloudOptions, PipelineOptions, SetupOptions, StandardOptions,
                                                   WorkerOptions)
 
 from beam_chunking.errors import ConfigError, MissingExtra
 from beam_chunking.pipelines.options import ChunkingOptions, strategy_flag_values
-from beam_chunking.pipelines.spec import parse_spec, read_spec_file
+from beam_chunking.pipelines.spec import option_items, option_value, parse_spec, read_spec_file
 from beam_chunking.config import JobConfig
 from beam_chunking.transforms import ChunkFiles
 from beam_chunking.pipelines.summary import RunSummary, summarize
@@ -110,11 +109,6 @@ def pipeline_options(argv: Optional[List[str]] = None) -> Tuple[PipelineOptions,
     return options, spec
 
 
-def _option_value(text: str) -> Any:
-    value = yaml.safe_load(text)
-    return tuple(value) if isinstance(value, list) else value
-
-
 def spec_from_options(opts: ChunkingOptions) -> JobConfig:
     """Overlay command-line flags on ``--config`` (flags win) and validate the result once.
 
@@ -127,17 +121,13 @@ def spec_from_options(opts: ChunkingOptions) -> JobConfig:
         if getattr(opts, key) is not None:
             data[key] = getattr(opts, key)
     if isinstance(data.get("num_shards"), str):  # from the command line: a number or a clear error
-        data["num_shards"] = _option_value(data["num_shards"])
+        data["num_shards"] = option_value(data["num_shards"])
     if opts.overwrite:
         data["overwrite"] = True
     if opts.token_counter is not None:
         data["token_counter"] = None if opts.token_counter.lower() == "none" else opts.token_counter
-    flags: Dict[str, Any] = {k: _option_value(v) for k, v in strategy_flag_values(opts).items()}
-    for item in opts.strategy_option or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--strategy-option {item!r}: expected KEY=VALUE")
-        flags[key.strip().replace("-", "_")] = _option_value(value)
+    flags: Dict[str, Any] = {k: option_value(v) for k, v in strategy_flag_values(opts).items()}
+    flags.update(option_items(opts.strategy_option or [], "--strategy-option"))
     if opts.strategy or flags:
         base = data.get("strategy") or {}
         base = {"name": base} if isinstance(base, str) else dict(base)
@@ -209,11 +199,13 @@ def _run_watched(pipeline: beam.Pipeline, options: PipelineOptions, spec: JobCon
 
     runner = options.get_all_options()["runner"]
     in_process = runner == LOCAL_RUNNER and options.get_all_options().get("direct_running_mode") != "multi_processing"
-    totals = matched_totals(spec.input, spec.exclude)
+    # Totals need a full listing; only the in-process runner can show progress against them,
+    # and a launch for a remote runner should not list a whole bucket.
+    totals = matched_totals(spec.input, spec.exclude) if in_process else None
     PROGRESS.reset()
     thread = threading.Thread(target=job, name="beam-chunking-job", daemon=True)
     thread.start()
-    watch(thread, totals, in_process, str(runner).rsplit(".", 1)[-1])
+    watch(thread, totals, str(runner).rsplit(".", 1)[-1])
     thread.join()
     if failure:
         raise failure[0]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Sequence, Tuple
 
 import yaml
 
@@ -77,6 +77,36 @@ def failures_allowed(max_failures: str, documents: int) -> int:
 
 def _tuples(value: Any) -> Any:
     return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def option_value(text: str) -> Any:
+    """A command-line option value read as YAML (``300`` -> 300, ``[a, b]`` -> ``("a", "b")``).
+
+    Raises:
+        ConfigError: the text is not YAML.
+    """
+    try:
+        return _tuples(yaml.safe_load(text))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"the value {text!r} is not YAML ({' '.join(str(exc).split())})") from None
+
+
+def option_items(items: Sequence[str], flag: str) -> Dict[str, Any]:
+    """``KEY=VALUE`` words of a repeatable flag as a mapping (dashes in keys become ``_``).
+
+    Raises:
+        ConfigError: an item without ``=`` or with a value that is not YAML, naming ``flag``.
+    """
+    options: Dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{flag} {item!r}: expected KEY=VALUE")
+        try:
+            options[key.strip().replace("-", "_")] = option_value(raw)
+        except ConfigError as exc:
+            raise ConfigError(f"{flag} {item!r}: {exc}") from None
+    return options
 
 
 def check_route_key(ctype: str) -> None:

@@ -81,7 +81,7 @@ PARAMETERS: Tuple[TemplateParameter, ...] = (
     TemplateParameter("embed", None),
 )
 
-#: A Cloud Storage bucket path, as Dataflow's temp and staging locations must be.
+#: A whole number, as Dataflow passes ``num_shards``.
 _WHOLE_NUMBER = re.compile(r"^[0-9]+$")
 
 

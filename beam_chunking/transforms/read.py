@@ -47,6 +47,18 @@ def excluded(path: str, exclude: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(path, pattern) for pattern in exclude)
 
 
+def matched_files(patterns: Sequence[str], exclude: Sequence[str] = ()) -> List[Any]:
+    """List the files the patterns match now, each once, exclusions left out (metadata in
+    path order). Patterns are normalised as :class:`ReadDocuments` does."""
+    skip = [exclude_pattern(p) for p in exclude]
+    found: Dict[str, Any] = {}
+    for result in FileSystems.match([normalize_uri(p) for p in patterns]):
+        for meta in result.metadata_list:
+            if not excluded(meta.path, skip):
+                found.setdefault(meta.path, meta)
+    return [found[path] for path in sorted(found)]
+
+
 def balanced_groups(files: List[Any], parts: int) -> List[List[Any]]:
     """Split file metadata into at most ``parts`` groups of similar total size (largest first).
 
@@ -152,15 +164,10 @@ class ReadDocuments(beam.PTransform):
         return files | "ReadDocument" >> beam.ParDo(_ReadFn(self.max_bytes, self.metadata))
 
     def _partitioned_at_build(self, pbegin):
-        matched: Dict[str, Any] = {}
-        for result in FileSystems.match(list(self.patterns)):
-            for meta in result.metadata_list:
-                if not excluded(meta.path, self.exclude):
-                    matched.setdefault(meta.path, meta)
-        if not matched and not self.allow_empty:
+        files = matched_files(self.patterns, self.exclude)
+        if not files and not self.allow_empty:
             raise FileNotFoundError(f"no file matches {', '.join(self.patterns)}")
         requested = pbegin.pipeline.options.get_all_options().get("npartitions")
-        files = list(matched.values())
         groups = balanced_groups(files, partitions_for(files, requested))
         # Each Create becomes at least one partition; Flatten concatenates them.
         parts = [pbegin | f"Files{i:05d}" >> beam.Create(group, reshuffle=False) for i, group in enumerate(groups)]

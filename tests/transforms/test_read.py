@@ -1,7 +1,8 @@
 """How ReadDocuments cuts files into partitions where the runner cannot redistribute them."""
 from apache_beam.io.filesystem import FileMetadata
 
-from beam_chunking.transforms.read import MIN_PARTITIONS, PARTITION_BYTES, balanced_groups, excluded, partitions_for
+from beam_chunking.transforms.read import (MIN_PARTITIONS, PARTITION_BYTES, balanced_groups, exclude_pattern, excluded,
+                                          partitions_for)
 
 
 def files(sizes):
@@ -28,3 +29,9 @@ def test_partition_count_follows_the_bytes_with_a_floor():
 
 def test_exclude_matches_full_paths():
     assert excluded("/in/drafts/a.md", ["*/drafts/*"]) and not excluded("/in/a.md", ["*/drafts/*"])
+
+
+def test_relative_exclude_paths_are_made_absolute_and_wildcards_kept(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert exclude_pattern("*.pdf") == "*.pdf" and exclude_pattern("gs://b/x/*") == "gs://b/x/*"
+    assert exclude_pattern("docs/drafts/*") == f"{tmp_path}/docs/drafts/*"

@@ -1,0 +1,43 @@
+"""FusedFn runs DoFns as one, element by element, and refuses to lose end-of-bundle output."""
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+from apache_beam.transforms.window import GlobalWindows
+
+from beam_chunking.transforms._fused import FusedFn, MapFn
+
+
+class Twice(beam.DoFn):
+    def process(self, x):
+        yield x
+        yield x + 100
+
+
+class Buffered(beam.DoFn):
+    """Holds its input until the bundle ends (what cross-document batching does)."""
+
+    def start_bundle(self):
+        self.held = []
+
+    def process(self, x):
+        self.held.append(x)
+
+    def finish_bundle(self):
+        for x in self.held:
+            yield GlobalWindows.windowed_value(x)
+
+
+def test_elements_pass_through_every_fn_in_order():
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = p | beam.Create([1, 2]) | beam.ParDo(FusedFn([MapFn(lambda x: x * 10), Twice()]))
+        assert_that(out, equal_to([10, 110, 20, 120]))
+
+
+def test_output_at_bundle_end_is_refused_not_lost():
+    fused = FusedFn([Buffered(), MapFn(str)])
+    fused.setup()
+    fused.start_bundle()
+    assert list(fused.process(1)) == []
+    with pytest.raises(RuntimeError, match="Buffered emitted 1 outputs when its bundle finished"):
+        list(fused.finish_bundle() or ())
