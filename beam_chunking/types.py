@@ -87,6 +87,10 @@ class ParsedDocument:
         metadata: Document-level metadata (tags, decoding notes); copied to chunks.
         size_bytes: Size of the raw input in bytes.
         sha256: Hex SHA-256 of the raw input.
+        dropped: What the parser left out of ``sections`` on purpose (running headers, page
+            numbers, tables of contents ...), as ``(label, characters)`` pairs, one per label.
+            The pipeline adds them to the documents table's ``dropped`` and
+            ``dropped_characters`` columns beside the strategy's own drops.
     """
 
     id: str
@@ -97,6 +101,7 @@ class ParsedDocument:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     size_bytes: int = 0
     sha256: str = ""
+    dropped: Tuple[Tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

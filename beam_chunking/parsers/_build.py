@@ -40,6 +40,13 @@ class TextBuilder:
         self._parts: List[str] = []
         self._length = 0
         self._sections: List[Dict[str, Any]] = []
+        self._dropped: Dict[str, int] = {}
+
+    def drop(self, label: str, text: str) -> None:
+        """Record ``text`` as left out on purpose under ``label``; whitespace is not counted."""
+        count = sum(1 for ch in text if not ch.isspace())
+        if count:
+            self._dropped[label] = self._dropped.get(label, 0) + count
 
     def _append(self, text: str) -> int:
         if self._length:
@@ -85,7 +92,8 @@ class TextBuilder:
         meta = dict(doc.metadata)
         meta.update(metadata or {})
         sections = tuple(Section(**s) for s in self._sections)
-        return ParsedDocument(doc.id, doc.uri, doc.content_type, "".join(self._parts), sections, meta)
+        return ParsedDocument(doc.id, doc.uri, doc.content_type, "".join(self._parts), sections, meta,
+                              dropped=tuple(self._dropped.items()))
 
 
 def markdown_table(rows: Sequence[Sequence[str]], *, header: bool = True, caption: str = "") -> str:

@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from beam_chunking.errors import ChunkingError
 from beam_chunking.pipelines.inspection import OneLineParser, UsageError, percentiles
+from beam_chunking.strategies.base import chunk_recording_drops
 from beam_chunking.types import Chunk, ParsedDocument
 
 _RESET, _DIM, _UNDERLINE = "\x1b[0m", "\x1b[2m", "\x1b[4m"
@@ -214,7 +215,7 @@ def preview_command(argv: List[str], stdout: Optional[TextIO] = None) -> int:
         return 1 if parse_failed else 2
     try:
         strategy.setup()
-        chunks, dropped = strategy.chunk_with_drops(doc)
+        chunks, dropped = chunk_recording_drops(strategy, doc)
     except Exception as exc:  # a strategy failing on this document, as the pipeline would record it
         print(f"beam-chunking preview: {args.file}: {type(exc).__name__}: {' '.join(str(exc).split())}",
               file=sys.stderr)

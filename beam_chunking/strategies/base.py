@@ -151,6 +151,16 @@ class Chunker:
         return fingerprint(self)
 
 
+def chunk_recording_drops(strategy: Chunker, doc: ParsedDocument) -> Tuple[List[Chunk], Drops]:
+    """Chunk ``doc`` with ``strategy``; return the chunks and every drop, the parser's first.
+
+    What the parser left out of the sections (``doc.dropped``) and what the strategy dropped
+    by design are reported together, so the documents table accounts for all of it.
+    """
+    chunks, dropped = strategy.chunk_with_drops(doc)
+    return chunks, tuple(doc.dropped) + tuple(dropped)
+
+
 @dataclass(frozen=True)
 class SectionChunker(Chunker):
     """A strategy that cuts each section on its own; implement :meth:`section_spans`."""

@@ -10,7 +10,7 @@ import apache_beam as beam
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.sizing import get_sizer
-from beam_chunking.strategies.base import Chunker
+from beam_chunking.strategies.base import Chunker, chunk_recording_drops
 from beam_chunking.transforms._common import NAMESPACE, StageFn
 from beam_chunking.transforms.records import ChunkedDocument, DocumentHeader, Stage
 
@@ -44,7 +44,7 @@ class _ChunkFn(StageFn):
 
     def handle(self, doc):
         strategy = self.strategy.resolve(doc)
-        chunks, dropped = strategy.chunk_with_drops(doc)
+        chunks, dropped = chunk_recording_drops(strategy, doc)
         if self._sizer is not None and any(c.token_count is None for c in chunks):
             chunks = self._with_counts(doc.text, chunks)
         self.chunks.inc(len(chunks))
