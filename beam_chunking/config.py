@@ -35,6 +35,9 @@ class JobConfig:
         num_shards: Files per table; 0 (default) writes one per bundle, ``N`` exactly ``N``.
         max_bytes: Largest document read (and largest inflated ``.gz``), in bytes. Default 256 MiB.
         limits: Parser safety caps (pages, rows, zip sizes). Default ``ParseLimits()``.
+        keep: Parts that parsers drop by default to keep instead: ``"page_furniture"``
+            (running headers, footers, page numbers), ``"contents"`` (tables of contents).
+            Default none: both are dropped and recorded in the documents table.
         embed: Embedding model for the ``embedding`` column (``"minilm"`` or an embedder);
             default ``None``, no embedding stage.
         max_failures: Failed documents a run may have and still exit 0: a count (``"3"``) or
@@ -53,6 +56,7 @@ class JobConfig:
     num_shards: int = 0
     max_bytes: int = DEFAULT_MAX_BYTES
     limits: ParseLimits = DEFAULT_LIMITS
+    keep: Tuple[str, ...] = ()
     embed: Optional[Any] = None
     max_failures: str = "0"
 
@@ -67,7 +71,7 @@ class JobConfig:
         for name in options:
             if name not in known:
                 raise ConfigError(f"{name!r} is not a job option (options: {', '.join(known)})", field=name)
-        for name in ("input", "exclude"):
+        for name in ("input", "exclude", "keep"):
             if isinstance(options.get(name), str):
                 options[name] = (options[name],)
             elif options.get(name) is not None:

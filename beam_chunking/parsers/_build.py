@@ -48,6 +48,11 @@ class TextBuilder:
         if count:
             self._dropped[label] = self._dropped.get(label, 0) + count
 
+    def add_drops(self, dropped: Sequence[Tuple[str, int]]) -> None:
+        """Record another parse's drops (an attachment's): ``(label, characters)`` pairs."""
+        for label, count in dropped:
+            self._dropped[label] = self._dropped.get(label, 0) + count
+
     def _append(self, text: str) -> int:
         if self._length:
             self._parts.append(self.separator)

@@ -5,9 +5,10 @@ type is ``text/x-<language>`` so a router can send code to the code strategy.
 """
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, FrozenSet
 
 from beam_chunking.parsers.decode import decode_text
+from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument, Section
 
@@ -41,13 +42,15 @@ CONTENT_TYPES: Dict[str, str] = {lang: f"text/x-{lang}" for lang in sorted(set(L
 _BY_TYPE = {ctype: lang for lang, ctype in CONTENT_TYPES.items()}
 
 
-def parse_code(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
+def parse_code(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
+               keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
     """Decode a source file and return it as one ``code`` section with ``language`` metadata.
 
     Args:
         doc: The raw document; its content type (``text/x-python`` ...) names the language.
         errors: Decoding policy, ``"strict"`` or ``"replace"``.
         limits: Unused; accepted for a uniform signature.
+        keep: Unused (nothing is dropped from this format); accepted for a uniform signature.
     """
     text, replaced = decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
     language = _BY_TYPE.get(doc.content_type, "unknown")

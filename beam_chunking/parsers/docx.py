@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import io
 import re
-from typing import List, Optional
+from typing import FrozenSet, List, Optional
 
 from beam_chunking.errors import ParseError
 from beam_chunking.parsers._build import HeadingSections, collapse, markdown_table
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers._zipsafe import open_container
+from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument
 
@@ -61,13 +62,15 @@ def _table_rows(table) -> List[List[str]]:
     return rows
 
 
-def parse_docx(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
+def parse_docx(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
+               keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
     """Parse a Word document into heading sections (see the module docstring).
 
     Args:
         doc: The raw document.
         errors: Unused (DOCX text is Unicode XML); accepted for a uniform signature.
         limits: Zip container caps.
+        keep: Unused (nothing is dropped from this format); accepted for a uniform signature.
     """
     docx = require("docx", "python-docx")
     archive = open_container(doc, limits, ["word/document.xml"], "DOCX")

@@ -4,7 +4,7 @@ The e-mail parser hands each attachment to the parser of the attachment's conten
 it needs this mapping; :data:`beam_chunking.parsers.PARSERS` is this mapping plus the
 e-mail parser. Keeping the single-format parsers here, below both, means the e-mail parser
 and the package never import each other. Every parser has the signature
-``parser(document, *, errors="strict", limits=ParseLimits())`` and returns a
+``parser(document, *, errors="strict", limits=ParseLimits(), keep=frozenset())`` and returns a
 :class:`~beam_chunking.types.ParsedDocument`.
 
 Example:
@@ -25,7 +25,7 @@ from beam_chunking.parsers.tabular import parse_delimited, parse_xlsx
 from beam_chunking.parsers.text import parse_text
 from beam_chunking.types import ParsedDocument
 
-#: A parser: ``parser(document, *, errors="strict", limits=ParseLimits()) -> ParsedDocument``.
+#: A parser: ``parser(document, *, errors="strict", limits=ParseLimits(), keep=frozenset()) -> ParsedDocument``.
 Parser = Callable[..., ParsedDocument]
 
 #: The content type of an e-mail message; its parser is added by :mod:`beam_chunking.parsers`.

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import List, Tuple
+from typing import FrozenSet, List, Tuple
 
 from beam_chunking.errors import DecodeError, ParseError
 from beam_chunking.parsers._build import HeadingSections, clean, collapse, markdown_table
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers.decode import decode_text
+from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument
 
@@ -119,13 +120,16 @@ def _render_table(node) -> str:
     return markdown_table(rows, header=header, caption=title)
 
 
-def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
+def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
+               keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
     """Parse an HTML document into heading sections (see the module docstring).
 
     Args:
         doc: The raw document.
         errors: Decoding policy, ``"strict"`` or ``"replace"``.
         limits: Unused by HTML beyond the read size cap; accepted for a uniform signature.
+        keep: Names of :data:`~beam_chunking.parsers.drops.DROPS` to keep instead of dropping.
+            Default none.
     """
     lexbor = require("selectolax.lexbor", "selectolax")
     html, replaced = _decode(doc, errors)

@@ -23,13 +23,14 @@ import email
 import email.policy
 import quopri
 from email.message import EmailMessage
-from typing import Any, Dict, List
+from typing import Any, Dict, FrozenSet, List, NamedTuple
 
 from beam_chunking.errors import ChunkingError, ParseError
 from beam_chunking.parsers._build import TextBuilder, clean, collapse
 from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.formats import EMAIL, FORMAT_PARSERS
 from beam_chunking.parsers.html import parse_html
+from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument
 
@@ -45,14 +46,25 @@ def _header_text(message: EmailMessage) -> str:
     return "\n".join(lines)
 
 
-def _body(message: EmailMessage, doc: Document, limits: ParseLimits, errors: str) -> str:
+class _Job(NamedTuple):
+    """What every part of one message is parsed with, and the notes the parts leave."""
+
+    doc: Document
+    errors: str
+    limits: ParseLimits
+    keep: FrozenSet[str]
+    notes: Dict[str, List[str]]
+
+
+def _body(message: EmailMessage, job: _Job, builder: TextBuilder) -> str:
     part = message.get_body(preferencelist=("plain", "html"))
     if part is None:
         return ""
     content = part.get_content()
     if part.get_content_subtype() == "html":
-        html = Document(doc.id, doc.uri, content.encode("utf-8"), "text/html", {})
-        parsed = parse_html(html, errors=errors, limits=limits)
+        html = Document(job.doc.id, job.doc.uri, content.encode("utf-8"), "text/html", {})
+        parsed = parse_html(html, errors=job.errors, limits=job.limits, keep=job.keep)
+        builder.add_drops(parsed.dropped)
         return "\n\n".join(parsed.text[s.start:s.end] for s in parsed.sections)
     return clean(content)
 
@@ -71,38 +83,38 @@ def _attachment_bytes(part: EmailMessage) -> bytes:
     return bytes(content.as_bytes(policy=email.policy.default))  # message/rfc822
 
 
-def _add_message(builder: TextBuilder, message: EmailMessage, doc: Document, limits: ParseLimits,
-                 errors: str, depth: int, notes: Dict[str, List[str]], prefix: str) -> None:
+def _add_message(builder: TextBuilder, message: EmailMessage, job: _Job, depth: int, prefix: str) -> None:
     subject = " ".join(str(message.get("Subject") or "").split())
     path = (subject,) if subject else ()
     builder.add(_header_text(message), kind="headers", heading_path=path, metadata={"part": prefix + "headers"})
-    builder.add(_body(message, doc, limits, errors), kind="body", heading_path=path, metadata={"part": prefix + "body"})
+    builder.add(_body(message, job, builder), kind="body", heading_path=path, metadata={"part": prefix + "body"})
     for k, part in enumerate(message.iter_attachments(), start=1):
         name = " ".join((part.get_filename() or f"attachment-{k}").split())
         label = f"attachment:{name}"
         try:
             data = _attachment_bytes(part)
         except (LookupError, ValueError, AssertionError, TypeError, IndexError) as exc:
-            notes["attachments_failed"].append(f"{name}: cannot decode ({exc})")
+            job.notes["attachments_failed"].append(f"{name}: cannot decode ({exc})")
             continue
         ctype = EMAIL if part.get_content_type() == EMAIL else detect_content_type(name, data)
         if ctype == EMAIL:  # a forwarded message: its parts join this one's, nested deeper
-            if depth >= limits.max_attachment_depth:
-                notes["attachments_skipped"].append(f"{name} (nested deeper than max_attachment_depth)")
+            if depth >= job.limits.max_attachment_depth:
+                job.notes["attachments_skipped"].append(f"{name} (nested deeper than max_attachment_depth)")
                 continue
             inner = email.message_from_bytes(data, policy=email.policy.default)
-            _add_message(builder, inner, doc, limits, errors, depth + 1, notes, prefix + label + "/")
+            _add_message(builder, inner, job, depth + 1, prefix + label + "/")
             continue
         parser = FORMAT_PARSERS.get(ctype)
         if parser is None:
-            notes["attachments_skipped"].append(f"{name} ({part.get_content_type()})")
+            job.notes["attachments_skipped"].append(f"{name} ({part.get_content_type()})")
             continue
-        sub = Document(doc.id, f"{doc.uri}#{name}", data, ctype, {})
+        sub = Document(job.doc.id, f"{job.doc.uri}#{name}", data, ctype, {})
         try:
-            parsed = parser(sub, errors=errors, limits=limits)
+            parsed = parser(sub, errors=job.errors, limits=job.limits, keep=job.keep)
         except ChunkingError as exc:
-            notes["attachments_failed"].append(f"{name}: {type(exc).__name__}: {exc}")
+            job.notes["attachments_failed"].append(f"{name}: {type(exc).__name__}: {exc}")
             continue
+        builder.add_drops(parsed.dropped)
         for section in parsed.sections:
             meta = dict(section.metadata, part=prefix + label)
             builder.add(parsed.text[section.start:section.end],
@@ -113,13 +125,16 @@ def _fields(section) -> Dict[str, Any]:
     return {f.name: getattr(section, f.name) for f in dataclasses.fields(section) if f.name not in ("start", "end")}
 
 
-def parse_email(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
+def parse_email(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
+                keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
     """Parse an RFC 5322 message into headers, body and attachment sections.
 
     Args:
         doc: The raw document.
         errors: Decoding policy for attachments parsed as text.
         limits: Caps, passed on to attachment parsers; ``max_attachment_depth`` (default 3).
+        keep: Parts the attachment parsers drop by default that are kept instead
+            (:data:`~beam_chunking.parsers.drops.DROPS`). Default none.
     """
     if not doc.data.strip():
         raise ParseError("e-mail: the file is empty", document_id=doc.id, uri=doc.uri)
@@ -129,7 +144,7 @@ def parse_email(doc: Document, *, errors: str = "strict", limits: ParseLimits = 
                          document_id=doc.id, uri=doc.uri)
     builder = TextBuilder()
     notes: Dict[str, List[str]] = {"attachments_skipped": [], "attachments_failed": []}
-    _add_message(builder, message, doc, limits, errors, 1, notes, "")
+    _add_message(builder, message, _Job(doc, errors, limits, keep, notes), 1, "")
     meta: Dict[str, Any] = {k: v for k, v in notes.items() if v}
     subject = collapse(str(message.get("Subject") or ""))
     if subject:

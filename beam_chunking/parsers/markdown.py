@@ -9,9 +9,10 @@ text in the path is cleaned of links, images, emphasis, inline code and closing 
 from __future__ import annotations
 
 import re
-from typing import List, Tuple
+from typing import FrozenSet, List, Tuple
 
 from beam_chunking.parsers.decode import decode_text
+from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.text.headings import heading_path, scan_markdown
 from beam_chunking.text.spans import ALL_NEWLINES, line_starts
@@ -45,7 +46,8 @@ def _headings(text: str) -> List[Tuple[int, int, str]]:
     return [(lines[h.line], h.level, clean_heading(h.title)) for h in scan_markdown(text, lines).headings]
 
 
-def parse_markdown(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
+def parse_markdown(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
+                   keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
     """Decode ``doc`` and split it into heading sections.
 
     Each section spans its heading line and the body below it, up to the next heading, and
@@ -55,6 +57,7 @@ def parse_markdown(doc: Document, *, errors: str = "strict", limits: ParseLimits
         doc: The raw document.
         errors: Decoding policy, ``"strict"`` or ``"replace"``.
         limits: Unused; accepted for a uniform parser signature.
+        keep: Unused (nothing is dropped from this format); accepted for a uniform signature.
     """
     text, replaced = decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
     meta = dict(doc.metadata)

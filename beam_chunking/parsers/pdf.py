@@ -24,11 +24,12 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter
-from typing import Dict, List, Tuple
+from typing import Dict, FrozenSet, List, Tuple
 
 from beam_chunking.errors import ParseError
 from beam_chunking.parsers._build import TextBuilder, clean
 from beam_chunking.parsers._optional import require
+from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.text.headings import heading_path
 from beam_chunking.types import Document, ParsedDocument
@@ -117,13 +118,16 @@ def _running_lines(pages: List[str]) -> Tuple[set, set]:
     return ({k for k, n in firsts.items() if n >= need}, {k for k, n in lasts.items() if n >= need})
 
 
-def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
+def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
+              keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
     """Parse a PDF into page sections (see the module docstring).
 
     Args:
         doc: The raw document.
         errors: Unused (PDF text is Unicode already); accepted for a uniform signature.
         limits: ``limits.max_pages`` caps the page count (default 5,000).
+        keep: Names of :data:`~beam_chunking.parsers.drops.DROPS` to keep instead of dropping.
+            Default none.
     """
     pdfium = require("pypdfium2", "pypdfium2")
     _check_bytes(doc)

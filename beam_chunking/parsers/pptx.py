@@ -10,12 +10,13 @@ they can be kept, routed or dropped on their own. ``limits.max_pages`` caps the 
 from __future__ import annotations
 
 import io
-from typing import List
+from typing import FrozenSet, List
 
 from beam_chunking.errors import ParseError
 from beam_chunking.parsers._build import TextBuilder, clean, collapse, markdown_table
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers._zipsafe import open_container
+from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument
 
@@ -37,13 +38,15 @@ def _shape_texts(shapes, skip, group) -> List[str]:
     return [t for t in out if t.strip()]
 
 
-def parse_pptx(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
+def parse_pptx(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
+               keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
     """Parse a PowerPoint deck into slide and notes sections (see the module docstring).
 
     Args:
         doc: The raw document.
         errors: Unused (PPTX text is Unicode XML); accepted for a uniform signature.
         limits: Zip container caps and ``max_pages`` (slides, default 5,000).
+        keep: Unused (nothing is dropped from this format); accepted for a uniform signature.
     """
     pptx = require("pptx", "python-pptx")
     group = require("pptx.enum.shapes", "python-pptx").MSO_SHAPE_TYPE.GROUP

@@ -17,13 +17,14 @@ import csv
 import io
 import sys
 from datetime import date, datetime, time
-from typing import Any, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from beam_chunking.errors import ParseError
 from beam_chunking.parsers._build import TextBuilder, clean
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers._zipsafe import open_container
 from beam_chunking.parsers.decode import decode_text
+from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument
 
@@ -73,13 +74,15 @@ def _add_rows(builder: TextBuilder, rows: Iterable[Tuple[int, Sequence[Any]]], s
         builder.add(text, kind="row", metadata=meta)
 
 
-def parse_delimited(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
+def parse_delimited(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
+                    keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
     """Parse CSV (comma) or TSV (tab, when the content type says so) into row sections.
 
     Args:
         doc: The raw document.
         errors: Decoding policy, ``"strict"`` or ``"replace"``.
         limits: ``limits.max_rows`` caps the data rows (default 1,000,000).
+        keep: Unused (nothing is dropped from this format); accepted for a uniform signature.
     """
     text, replaced = decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
     delimiter = "\t" if doc.content_type == "text/tab-separated-values" else ","
@@ -95,13 +98,15 @@ def parse_delimited(doc: Document, *, errors: str = "strict", limits: ParseLimit
     return builder.build(doc, {"decode_replacements": replaced} if replaced else {})
 
 
-def parse_xlsx(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
+def parse_xlsx(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
+               keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
     """Parse every worksheet of an XLSX workbook into row sections, streaming.
 
     Args:
         doc: The raw document.
         errors: Unused (XLSX text is Unicode XML); accepted for a uniform signature.
         limits: Zip container caps and ``max_rows`` (default 1,000,000).
+        keep: Unused (nothing is dropped from this format); accepted for a uniform signature.
     """
     openpyxl = require("openpyxl", "openpyxl")
     open_container(doc, limits, ["xl/workbook.xml"], "XLSX").close()

@@ -1,18 +1,24 @@
 """Plain text: the whole decoded text is one section."""
 from __future__ import annotations
 
+from typing import FrozenSet
+
 from beam_chunking.parsers.decode import decode_text
+from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument, Section
 
 
-def parse_text(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
+def parse_text(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
+               keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
     """Decode ``doc`` and return it as a single section of kind ``"text"``.
 
     Args:
         doc: The raw document.
         errors: Decoding policy, ``"strict"`` or ``"replace"`` (see :func:`decode_text`).
         limits: Unused; accepted for a uniform parser signature.
+        keep: Names of :data:`~beam_chunking.parsers.drops.DROPS` to keep instead of dropping.
+            Default none.
     """
     text, replaced = decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
     meta = dict(doc.metadata)

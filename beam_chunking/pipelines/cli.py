@@ -36,6 +36,8 @@ job options:
   --OPTION VALUE            any other strategy option (--tokenizer gpt-4o, --breakpoint-percentile 0.3 ...)
   --token-counter NAME      fills token_count for character strategies: cl100k_base (default) or none
   --decode-errors MODE      strict (default: a bad byte fails the document) or replace
+  --keep PART               keep what parsers drop by default: page_furniture (running headers,
+                            footers, page numbers) or contents (tables of contents); repeatable
   --compression CODEC       zstd (default), snappy, gzip or none
   --num-shards N            exactly N files per table (a shuffle); 0 (default): one per bundle
   --max-failures N|P%       failed documents allowed before exit code 3 (default 0)

@@ -7,6 +7,7 @@ from typing import Dict, List, Tuple
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from beam_chunking.parsers.decode import ERROR_POLICIES
+from beam_chunking.parsers.drops import DROPS
 from beam_chunking.schema import COMPRESSIONS
 
 
@@ -46,7 +47,8 @@ class ChunkingOptions(PipelineOptions):
     ``--tokenizer`` ..., in the strategy's unit; ``beam-chunking strategies`` lists them),
     ``--strategy-option KEY=VALUE`` (repeatable, the same options by name),
     ``--overwrite``, ``--token-counter`` (default ``cl100k_base``; ``none`` to skip),
-    ``--decode-errors`` (``strict`` or ``replace``), ``--compression`` (default ``zstd``),
+    ``--decode-errors`` (``strict`` or ``replace``), ``--keep`` (repeatable: ``page_furniture``,
+    ``contents``), ``--compression`` (default ``zstd``),
     ``--num-shards`` (default 0: the runner decides).
     """
 
@@ -74,6 +76,8 @@ class ChunkingOptions(PipelineOptions):
         # Values are checked by the spec, which names the key and the allowed values in one line.
         parser.add_argument("--decode-errors", "--decode_errors", dest="decode_errors", default=None,
                             help=f"Invalid text bytes: {' or '.join(ERROR_POLICIES)}.")
+        parser.add_argument("--keep", dest="keep", action="append", default=None,
+                            help=f"Keep a part that parsers drop by default: {', '.join(sorted(DROPS))}; repeatable.")
         parser.add_argument("--compression", dest="compression", default=None,
                             help=f"Parquet codec: {', '.join(COMPRESSIONS)}.")
         parser.add_argument("--num-shards", "--num_shards", dest="num_shards", default=None,

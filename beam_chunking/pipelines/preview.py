@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 
 
 from beam_chunking.errors import ChunkingError
+from beam_chunking.parsers.drops import DROPS
 from beam_chunking.pipelines.inspection import OneLineParser, UsageError, percentiles
 from beam_chunking.strategies.base import chunk_recording_drops
 from beam_chunking.types import Chunk, ParsedDocument
@@ -39,7 +40,7 @@ def _visible(text: str) -> str:
                         text)
 
 
-def load_document(path: str, *, decode_errors: str = "strict") -> ParsedDocument:
+def load_document(path: str, *, decode_errors: str = "strict", keep: Sequence[str] = ()) -> ParsedDocument:
     """Read a local file and parse it as the pipeline would.
 
     The URI is the absolute, normalised path, as in a pipeline run, so chunk ids match the
@@ -48,6 +49,8 @@ def load_document(path: str, *, decode_errors: str = "strict") -> ParsedDocument
     Args:
         path: A local file (``.gz`` files are inflated and typed by the name inside).
         decode_errors: ``"strict"`` (default) or ``"replace"``.
+        keep: Parts that parsers drop by default to keep instead (``"page_furniture"``,
+            ``"contents"``). Default none.
 
     Raises:
         OSError: The file cannot be read.
@@ -69,7 +72,8 @@ def load_document(path: str, *, decode_errors: str = "strict") -> ParsedDocument
     name = path
     if is_gzip(data):
         name, data = gunzip(path, data, DEFAULT_MAX_BYTES)
-    return parse(Document(document_id(uri), uri, data, detect_content_type(name, data)), decode_errors=decode_errors)
+    return parse(Document(document_id(uri), uri, data, detect_content_type(name, data)), decode_errors=decode_errors,
+                 keep=frozenset(keep))
 
 
 def chunk_size(chunk: Chunk, unit: str) -> Tuple[int, str]:
@@ -158,6 +162,8 @@ def _parser() -> OneLineParser:
                    help="any other strategy option; VALUE is YAML (200, true, [a, b]); repeatable")
     p.add_argument("--decode-errors", choices=("strict", "replace"), default="strict",
                    help="how invalid text bytes are handled (default strict)")
+    p.add_argument("--keep", action="append", default=[], metavar="PART", choices=sorted(DROPS),
+                   help="keep a part that parsers drop by default (page_furniture, contents); repeatable")
     p.add_argument("--no-color", action="store_true", help="never colour (default: colour when stdout is a terminal)")
     return p
 
@@ -207,7 +213,7 @@ def preview_command(argv: List[str], stdout: Optional[TextIO] = None) -> int:
         args = _parser().parse_args(argv)
         options = strategy_options(args)
         strategy = build_strategy(options, "strategy")
-        doc = load_document(args.file, decode_errors=args.decode_errors)
+        doc = load_document(args.file, decode_errors=args.decode_errors, keep=args.keep)
     except (UsageError, OSError, ChunkingError) as exc:
         parse_failed = isinstance(exc, ChunkingError) and not isinstance(exc, ValueError)
         message = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else str(exc)

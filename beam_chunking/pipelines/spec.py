@@ -14,6 +14,7 @@ Example::
     metadata: {team: search}
     max_bytes: 268435456          # largest file read (and largest inflated .gz), bytes
     limits: {max_pages: 5000, max_rows: 1000000, max_compression_ratio: 200}
+    keep: [page_furniture]         # keep what parsers drop by default (page_furniture, contents)
     refine: {max_chunk_size: 1500, embedder: minilm}   # sub-split oversized chunks
     embed: minilm                  # or {model_path: m.onnx, tokenizer_path: tokenizer.json}
 
@@ -32,6 +33,7 @@ from beam_chunking.config import JobConfig
 from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
 from beam_chunking.parsers.decode import ERROR_POLICIES
+from beam_chunking.parsers.drops import check_keep
 from beam_chunking.parsers.limits import ParseLimits
 from beam_chunking.refiners import Refined, SemanticRefiner
 from beam_chunking.registry import DEFAULT_STRATEGY, get, registry
@@ -41,7 +43,7 @@ from beam_chunking.strategies import Router
 from beam_chunking.strategies.base import Chunker
 
 KEYS = ("input", "exclude", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
-        "compression", "metadata", "num_shards", "max_bytes", "limits", "refine", "embed", "max_failures")
+        "compression", "metadata", "num_shards", "max_bytes", "limits", "keep", "refine", "embed", "max_failures")
 
 
 def _patterns(key: str, value: Any) -> Tuple[str, ...]:
@@ -249,6 +251,12 @@ def parse_spec(data: Any, source: str = "spec") -> JobConfig:
             out["limits"] = ParseLimits.from_mapping(data["limits"])
         except ConfigError as exc:
             raise ConfigError(f"limits.{exc.field}: {exc}", field=exc.field) from None
+    if data.get("keep") not in (None, [], ()):
+        keep = data["keep"]
+        names = [keep] if isinstance(keep, str) else keep
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+            raise ConfigError(f"keep: expected a part name or a list of them, got {keep!r}")
+        out["keep"] = tuple(sorted(check_keep(names)))
     if "metadata" in data:
         meta = data["metadata"]
         if not isinstance(meta, dict):

@@ -86,7 +86,7 @@ class ChunkFiles(beam.PTransform):
         self.read = ReadDocuments(config.input, max_bytes=config.max_bytes, metadata=dict(config.metadata),
                                   exclude=config.exclude)
         refuse_output_inside_input(config.output, self.read.patterns)
-        self.parse = ParseDocuments(config.decode_errors, config.limits)
+        self.parse = ParseDocuments(config.decode_errors, config.limits, config.keep)
         self.chunk = ChunkDocuments(config.strategy, config.token_counter)
         self.embed = EmbedChunks(config.embed) if config.embed is not None else None
         self.write = WriteChunkTable(config.output, overwrite=config.overwrite, compression=config.compression,

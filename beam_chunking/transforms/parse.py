@@ -5,6 +5,7 @@ import apache_beam as beam
 
 from beam_chunking.parsers import parse
 from beam_chunking.parsers.decode import ERROR_POLICIES
+from beam_chunking.parsers.drops import KEEP_NOTHING, check_keep
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.errors import ConfigError
 from beam_chunking.transforms._common import StageFn
@@ -14,12 +15,13 @@ from beam_chunking.transforms.records import Stage
 class _ParseFn(StageFn):
     stage = Stage.PARSE
 
-    def __init__(self, decode_errors: str, limits: ParseLimits):
+    def __init__(self, decode_errors: str, limits: ParseLimits, keep):
         self.decode_errors = decode_errors
         self.limits = limits
+        self.keep = keep
 
     def handle(self, document):
-        yield parse(document, decode_errors=self.decode_errors, limits=self.limits)
+        yield parse(document, decode_errors=self.decode_errors, limits=self.limits, keep=self.keep)
 
 
 class ParseDocuments(beam.PTransform):
@@ -32,21 +34,25 @@ class ParseDocuments(beam.PTransform):
             offset) or ``"replace"`` (U+FFFD, counted in the documents table).
         limits: Safety caps per document (pages, rows, zip sizes and ratios); default
             :class:`~beam_chunking.parsers.limits.ParseLimits` ().
+        keep: Parts that parsers drop by default to keep instead: names of
+            :data:`~beam_chunking.parsers.drops.DROPS` (``"page_furniture"``,
+            ``"contents"``). Default none.
     """
 
-    def __init__(self, decode_errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS):
+    def __init__(self, decode_errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS, keep=KEEP_NOTHING):
         super().__init__()
         self.limits = limits
+        self.keep = check_keep(keep)
         if decode_errors not in ERROR_POLICIES:
             raise ConfigError(f"ParseDocuments.decode_errors={decode_errors!r} must be one of {ERROR_POLICIES}")
         self.decode_errors = decode_errors
 
     def fns(self):
         """The DoFns of this stage (for a fused stage)."""
-        return [_ParseFn(self.decode_errors, self.limits)]
+        return [_ParseFn(self.decode_errors, self.limits, self.keep)]
 
     def expand(self, pcoll):
-        return pcoll | "ParseDocument" >> beam.ParDo(_ParseFn(self.decode_errors, self.limits))
+        return pcoll | "ParseDocument" >> beam.ParDo(_ParseFn(self.decode_errors, self.limits, self.keep))
 
     def display_data(self):
-        return {"decode_errors": self.decode_errors, "limits": repr(self.limits)}
+        return {"decode_errors": self.decode_errors, "limits": repr(self.limits), "keep": ",".join(sorted(self.keep))}
