@@ -6,6 +6,7 @@ documents table with the stage, the error type and this message.
 """
 from __future__ import annotations
 
+import types
 from typing import Optional
 
 
@@ -60,3 +61,19 @@ class MissingExtra(ChunkingError, ImportError):
 
 class OutputExistsError(ChunkingError):
     """The output folder already holds files and ``overwrite`` was not requested."""
+
+
+class LLMError(ChunkingError):
+    """A chat-model request failed after its retries, or was refused (a 4xx other than 429)."""
+
+
+def require_extra(module: str, package: str, extra: str) -> "types.ModuleType":
+    """Import ``module`` or raise :class:`MissingExtra` naming ``package`` and the extra to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtra(
+            f"{package} is not installed; install it with: pip install \"beam-chunking[{extra}]\""
+        ) from None

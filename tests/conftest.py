@@ -1,5 +1,7 @@
 import os
 
+import pytest
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -7,3 +9,13 @@ settings.register_profile(
 )
 settings.register_profile("ci", max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture
+def chat_server():
+    """A local OpenAI-compatible chat server on 127.0.0.1 (see tests/llm/server.py)."""
+    from tests.llm.server import ChatServer
+
+    server = ChatServer().start()
+    yield server
+    server.stop()

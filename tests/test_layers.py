@@ -30,7 +30,7 @@ LAYERS: Tuple[Tuple[str, ...], ...] = (
     ("text",),  # the text toolkit: spans, sentences, headings, packing, tokens
     ("sizing",),  # sizers; counts spans with text.tokens
     ("schema",),  # the Parquet schemas
-    ("parsers", "embeddings"),
+    ("parsers", "embeddings", "llm"),  # llm: the chat-model client and its cache
     ("strategies",),
     ("refiners", "domains"),
     ("registry",),  # names every strategy and template
