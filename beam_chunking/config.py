@@ -11,8 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Tuple
 
 from beam_chunking.errors import ConfigError
+from beam_chunking.llm.config import LLMConfig
+from beam_chunking.parsers import check_content_types
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, ParseLimits
 from beam_chunking.registry import DEFAULT_STRATEGY, get
+from beam_chunking.strategies import Router
 from beam_chunking.strategies.base import Chunker
 
 
@@ -26,10 +29,16 @@ class JobConfig:
         output: Output folder of the chunks and documents tables.
         strategy: A strategy or ``Router``. Default ``recursive`` (512/50 characters).
         exclude: Patterns of matched files to leave out (``fnmatch`` on the full path).
+        content_types: ``(pattern, content type)`` pairs forcing the type of matching files
+            (``fnmatch`` on the full path, as ``exclude``; the first match wins), e.g.
+            ``(("*.log", "text/plain"),)``; :meth:`of` also takes a mapping. Default none:
+            every type is detected from the bytes and the name.
         overwrite: Replace an existing output. Default ``False``.
         token_counter: Sizer filling ``token_count`` for character strategies. Default
             ``"cl100k_base"``; ``None`` leaves it empty.
-        decode_errors: ``"strict"`` (default) or ``"replace"``.
+        decode_errors: What to do with text bytes that are neither UTF-8 nor in a legacy
+            encoding that charset-normalizer recognises: ``"strict"`` (default) fails the
+            document; ``"replace"`` decodes them as UTF-8 with U+FFFD, counted.
         compression: Parquet codec: ``"zstd"`` (default), ``"snappy"``, ``"gzip"`` or ``"none"``.
         metadata: Tags copied onto every chunk.
         num_shards: Files per table; 0 (default) writes one per bundle, ``N`` exactly ``N``.
@@ -42,12 +51,16 @@ class JobConfig:
             default ``None``, no embedding stage.
         max_failures: Failed documents a run may have and still exit 0: a count (``"3"``) or
             a percentage (``"5%"``). Default ``"0"``.
+        llm: The chat model of strategies that call one (``proposition``, ``resume``) and have
+            no ``llm`` of their own: an :class:`~beam_chunking.llm.LLMConfig` or a mapping of
+            its options. Default ``None`` (their own setting, else ``LLMConfig()``).
     """
 
     input: Tuple[str, ...] = ()
     output: Optional[str] = None
     strategy: Chunker = field(default_factory=lambda: get(DEFAULT_STRATEGY))
     exclude: Tuple[str, ...] = ()
+    content_types: Tuple[Tuple[str, str], ...] = ()
     overwrite: bool = False
     token_counter: Optional[str] = "cl100k_base"
     decode_errors: str = "strict"
@@ -59,13 +72,22 @@ class JobConfig:
     keep: Tuple[str, ...] = ()
     embed: Optional[Any] = None
     max_failures: str = "0"
+    llm: Optional[LLMConfig] = None
+
+    def __post_init__(self) -> None:
+        if self.llm is not None:
+            llm = LLMConfig.of(self.llm)
+            object.__setattr__(self, "llm", llm)
+            object.__setattr__(self, "strategy", with_llm(self.strategy, llm))
 
     @classmethod
     def of(cls, **options: Any) -> "JobConfig":
-        """Build a config from keyword options; a pattern may be a string or a list.
+        """Build a config from keyword options; a pattern may be a string or a list, and
+        ``content_types`` a mapping of pattern to content type.
 
         Raises:
-            ConfigError: an option that is not a field, naming the fields.
+            ConfigError: an option that is not a field, naming the fields; a content type
+                without a parser.
         """
         known = [f.name for f in dataclasses.fields(cls)]
         for name in options:
@@ -76,6 +98,33 @@ class JobConfig:
                 options[name] = (options[name],)
             elif options.get(name) is not None:
                 options[name] = tuple(options[name])
+        if "content_types" in options:
+            options["content_types"] = check_content_types(options["content_types"])
         if options.get("strategy") is None:
             options.pop("strategy", None)
         return cls(**options)
+
+
+def with_llm(strategy: Any, llm: LLMConfig) -> Any:
+    """``strategy`` with ``llm`` wherever a strategy inside it calls a model and names none.
+
+    Walks routes, refinements and parent/child sides; a strategy's own ``llm`` is kept.
+    """
+    if isinstance(strategy, Router):
+        routes = {k: with_llm(v, llm) for k, v in strategy.routes.items()}
+        default = None if strategy.default is None else with_llm(strategy.default, llm)
+        return Router(routes, default=default)
+    if not dataclasses.is_dataclass(strategy):
+        return strategy
+    changes = {}
+    for f in dataclasses.fields(strategy):
+        if not f.init:
+            continue
+        value = getattr(strategy, f.name)
+        if f.name == "llm" and value is None:
+            changes[f.name] = llm
+        elif isinstance(value, Chunker):
+            new = with_llm(value, llm)
+            if new is not value:
+                changes[f.name] = new
+    return dataclasses.replace(strategy, **changes) if changes else strategy

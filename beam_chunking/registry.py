@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Dict, List, Optional, Type
 
-from beam_chunking.domains import AcademicChunker, BookChunker, EmailChunker, LegalChunker, QAPairsChunker
+from beam_chunking.domains import AcademicChunker, BookChunker, EmailChunker, LegalChunker, QAPairsChunker, ResumeChunker
 from beam_chunking.errors import ConfigError
-from beam_chunking.strategies import (CodeChunker, FixedSizeChunker, HierarchicalChunker, LateChunker,
-                                      RecursiveChunker, SemanticChunker, SentenceChunker, StructuralChunker,
-                                      TokenChunker)
+from beam_chunking.strategies import (ClusterSemanticChunker, CodeChunker, FixedSizeChunker, HierarchicalChunker,
+                                      LateChunker, ParentChildChunker, PropositionChunker, RecursiveChunker,
+                                      SemanticChunker, SentenceChunker, StructuralChunker, TokenChunker,
+                                      TranscriptChunker)
 from beam_chunking.strategies.base import Chunker
 
 #: The entry-point group third-party strategies register under.
@@ -40,12 +41,17 @@ BUILTIN: Dict[str, Type[Chunker]] = {
     "structural": StructuralChunker,
     "code": CodeChunker,
     "semantic": SemanticChunker,
+    "cluster_semantic": ClusterSemanticChunker,
     "late": LateChunker,
+    "proposition": PropositionChunker,
+    "parent_child": ParentChildChunker,
+    "transcript": TranscriptChunker,
     "legal": LegalChunker,
     "book": BookChunker,
     "academic": AcademicChunker,
     "qa_pairs": QAPairsChunker,
     "email": EmailChunker,
+    "resume": ResumeChunker,
 }
 
 _LOCK = threading.Lock()
@@ -105,7 +111,7 @@ class Option:
 _ARG = re.compile(r"^(\s+)(\w+)(?: \([^)]*\))?: (.*)$")
 
 
-def _docstring_args(cls: type) -> Dict[str, str]:
+def docstring_args(cls: type) -> Dict[str, str]:
     """The ``Args:`` entries of ``cls``'s docstring (and its bases'), joined onto one line."""
     found: Dict[str, str] = {}
     for klass in reversed(cls.__mro__):
@@ -136,7 +142,7 @@ def _type_name(annotation: Any) -> str:
 
 def options(cls: Type[Chunker]) -> List[Option]:
     """The options of strategy class ``cls``: its init fields, with their docstring help."""
-    helps = _docstring_args(cls)
+    helps = docstring_args(cls)
     out = []
     for f in dataclasses.fields(cls):
         if not f.init or f.name.startswith("_"):
@@ -162,6 +168,12 @@ def summary(cls: Type[Chunker]) -> str:
 def _default_text(value: Any) -> str:
     if isinstance(value, tuple) and len(repr(value)) > 40:
         return f"{len(value)} built-in"
+    if isinstance(value, Chunker):  # a nested strategy: its name and the options it changes
+        changed = [f"{f.name}={getattr(value, f.name)!r}" for f in dataclasses.fields(value)
+                   if f.init and f.default is not dataclasses.MISSING and getattr(value, f.name) != f.default]
+        return f"{value.name}({', '.join(changed)})"
+    if isinstance(value, str) and len(value) > 40:
+        return "built-in"
     return repr(value)
 
 

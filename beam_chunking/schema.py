@@ -1,4 +1,4 @@
-"""The Parquet schemas of the two output tables, and the conversion of values into rows.
+"""The Parquet schemas of the output tables (chunks, documents, parents), and the conversion of values into rows.
 
 One ``pyarrow.Schema`` object per table is the single source of truth. Reserved metadata
 keys become typed columns; every other key goes into the ``metadata`` map, whose values are
@@ -37,8 +37,14 @@ RESERVED_TYPES: Dict[str, pa.DataType] = {
     "language": pa.string(),
     "chunk_kind": pa.string(),
     "template": pa.string(),
+    "parent_id": pa.string(),
 }
 assert tuple(RESERVED_TYPES) == RESERVED_KEYS
+
+#: Documents-table counters of chat-model calls, one per column (int64, null when no call
+#: was made): calls answered, of which from the cache, prompt and completion tokens the
+#: server reported, and units emitted as their source text because the answer was unusable.
+LLM_COLUMNS = ("llm_calls", "llm_cached_calls", "llm_prompt_tokens", "llm_completion_tokens", "llm_fallbacks")
 
 CHUNKS_SCHEMA = pa.schema(
     [
@@ -74,9 +80,12 @@ DOCUMENTS_SCHEMA = pa.schema(
         pa.field("section_count", pa.int32()),
         pa.field("chunk_count", pa.int32()),
         pa.field("strategy", pa.string()),
+        pa.field("encoding", pa.string()),
+        pa.field("encoding_confidence", pa.float64()),
         pa.field("decode_replacements", pa.int64()),
         pa.field("dropped", pa.list_(pa.string())),
         pa.field("dropped_characters", pa.int64()),
+        *[pa.field(name, pa.int64()) for name in LLM_COLUMNS],
     ]
 )
 
@@ -202,11 +211,26 @@ def document_row(
     section_count: Optional[int] = None,
     chunk_count: Optional[int] = None,
     strategy: Optional[str] = None,
+    encoding: Optional[str] = None,
+    encoding_confidence: Optional[float] = None,
     decode_replacements: Optional[int] = None,
     dropped: Optional[List[str]] = None,
     dropped_characters: Optional[int] = None,
+    **counts: Optional[int],
 ) -> Dict[str, Any]:
-    """Return one documents-table row; ``status`` is ``ok``, ``empty`` or ``failed``."""
+    """Return one documents-table row; ``status`` is ``ok``, ``empty`` or ``failed``.
+
+    ``encoding`` is the Python codec the text was decoded with (``utf-8``, ``cp1252``,
+    ``gb18030`` ...) and ``encoding_confidence`` how sure its detection was, in [0, 1]
+    (1.0 for UTF-8); both ``None`` where no parser decoded the file as text. ``counts`` are
+    the :data:`LLM_COLUMNS` of a strategy that called a chat model.
+
+    Raises:
+        ChunkingError: a counter that is not a documents-table column.
+    """
+    unknown = sorted(set(counts) - set(LLM_COLUMNS))
+    if unknown:
+        raise ChunkingError(f"{unknown[0]!r} is not a documents-table counter (counters: {', '.join(LLM_COLUMNS)})")
     return {
         "document_id": document_id,
         "uri": uri,
@@ -220,7 +244,10 @@ def document_row(
         "section_count": section_count,
         "chunk_count": chunk_count,
         "strategy": strategy,
+        "encoding": encoding,
+        "encoding_confidence": encoding_confidence,
         "decode_replacements": decode_replacements,
         "dropped": dropped,
         "dropped_characters": dropped_characters,
+        **{name: counts.get(name) for name in LLM_COLUMNS},
     }

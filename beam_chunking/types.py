@@ -25,6 +25,7 @@ RESERVED_KEYS = (
     "language",
     "chunk_kind",
     "template",
+    "parent_id",
 )
 
 

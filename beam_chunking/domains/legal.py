@@ -39,6 +39,7 @@ class LegalChunker(HierarchicalChunker):
 
     name = "legal"
     template = "legal"
+    join_bare_headings = False  # every clause number keeps its own chunk and ``clause``
     max_depth: int = 3
     heading_patterns: Tuple[Pattern, ...] = LEGAL_PATTERNS
     heading_detection: str = "always"

@@ -13,7 +13,7 @@ from beam_chunking.errors import ConfigError, LLMError
 from beam_chunking.llm import LLMConfig, LLMUsage, shared_client
 from beam_chunking.llm.replies import parse_json
 from beam_chunking.sizing import tiktoken_sizer
-from beam_chunking.strategies.base import Chunker, make_chunk
+from beam_chunking.strategies.base import Chunker, Outcome, make_chunk
 from beam_chunking.types import Chunk, ParsedDocument
 
 _LOG = logging.getLogger(__name__)
@@ -113,6 +113,11 @@ class ResumeChunker(Chunker):
         """Return the field chunks of ``doc`` (or its full text, see the class docstring)."""
         return self.chunk_with_usage(doc)[0]
 
+    def chunk_outcome(self, doc: ParsedDocument) -> Outcome:
+        """The chunks, with the model call's cost as documents-table counters."""
+        chunks, usage = self.chunk_with_usage(doc)
+        return Outcome(chunks, counts=usage.columns())
+
     def chunk_with_usage(self, doc: ParsedDocument) -> Tuple[List[Chunk], LLMUsage]:
         """Return the chunks and what the model call cost."""
         usage = LLMUsage()
@@ -131,8 +136,9 @@ class ResumeChunker(Chunker):
             _LOG.warning("%s: résumé kept as one chunk: %s", doc.uri or doc.id, problem)
             return [self._full_text(doc)], usage
         base = {**doc.metadata, "template": "resume", "chunk_kind": "field", "rewrite": True}
-        chunks = [Chunk(doc.id, k, 0, 0, text, self._sizer.count(text),
-                        {**base, "resume_field": field, **({"resume_entry": entry} if entry else {})}, None, k + 1)
+        chunks = [make_chunk(doc, index=k, start=0, end=0, token_count=self._sizer.count(text),
+                             metadata={**base, "resume_field": field, **({"resume_entry": entry} if entry else {})},
+                             ordinal=k + 1, rewrite=text)
                   for k, (field, entry, text) in enumerate(fields)]
         return chunks, usage
 

@@ -5,24 +5,27 @@
 :class:`~beam_chunking.errors.UnsupportedContentType` and is never read as text. Every
 parser has the signature ``parser(document, *, errors="strict", limits=ParseLimits(), keep=frozenset())``.
 Parsers of binary formats import their library lazily: without the ``parsers`` extra they
-fail the document with an error naming it.
+fail the document with an error naming it. ``detect_content_type`` types a file from its
+bytes and name; ``check_content_types`` validates the types a job forces by pattern.
 """
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
-from typing import Dict, FrozenSet
+from typing import Dict, FrozenSet, Iterable, Mapping, Tuple, Union
 
-from beam_chunking.errors import UnsupportedContentType
+from beam_chunking.errors import ConfigError, UnsupportedContentType
 from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.drops import KEEP_NOTHING, check_keep
 from beam_chunking.parsers.formats import EMAIL, FORMAT_PARSERS, Parser
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.parsers.mail import parse_email
+from beam_chunking.parsers.outlook import OUTLOOK, parse_outlook
 from beam_chunking.types import Document, ParsedDocument
 
-#: content type -> parser: the single-format parsers and the e-mail parser.
-PARSERS: Dict[str, Parser] = {**FORMAT_PARSERS, EMAIL: parse_email}
+#: content type -> parser: the single-format parsers and the e-mail parsers (.eml, Outlook .msg).
+PARSERS: Dict[str, Parser] = {**FORMAT_PARSERS, EMAIL: parse_email, OUTLOOK: parse_outlook}
 
 
 def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
@@ -57,4 +60,41 @@ def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLim
     )
 
 
-__all__ = ["PARSERS", "ParseLimits", "parse", "detect_content_type"]
+def closest_content_type(ctype: str) -> str:
+    """A hint naming the parsed content type closest to ``ctype`` (``"; did you mean
+    'text/plain'?"``), or listing them all when none is close."""
+    close = difflib.get_close_matches(ctype, sorted(PARSERS), n=1)
+    return f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(PARSERS))}"
+
+
+def check_content_types(content_types: Union[Mapping[str, str], Iterable[Tuple[str, str]], None]
+                        ) -> Tuple[Tuple[str, str], ...]:
+    """Validate the content types a job forces by file pattern (``{"*.log": "text/plain"}``).
+
+    Args:
+        content_types: Pattern -> content type, as a mapping or ``(pattern, type)`` pairs;
+            ``None`` for none.
+
+    Returns:
+        The ``(pattern, content type)`` pairs in the order given.
+
+    Raises:
+        ConfigError: a pattern that is not a non-empty string, or a type without a parser
+            (naming the closest known type), e.g. ``content_types.*.log: 'text/plane' has no
+            parser; did you mean 'text/plain'?``.
+    """
+    items = content_types.items() if isinstance(content_types, Mapping) else (content_types or ())
+    pairs = []
+    for item in items:
+        pattern, ctype = item if isinstance(item, (tuple, list)) and len(item) == 2 else (item, None)
+        if not isinstance(pattern, str) or not pattern:
+            raise ConfigError(f"content_types: expected file patterns such as '*.log' as keys, got {pattern!r}",
+                              field="content_types")
+        if not isinstance(ctype, str) or ctype not in PARSERS:
+            hint = closest_content_type(ctype) if isinstance(ctype, str) else f"; known: {', '.join(sorted(PARSERS))}"
+            raise ConfigError(f"content_types.{pattern}: {ctype!r} has no parser{hint}", field="content_types")
+        pairs.append((pattern, ctype))
+    return tuple(pairs)
+
+
+__all__ = ["PARSERS", "ParseLimits", "check_content_types", "closest_content_type", "detect_content_type", "parse"]

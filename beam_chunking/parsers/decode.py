@@ -1,19 +1,66 @@
-"""Decoding bytes to text: UTF-8 (with or without BOM) and UTF-16 with a BOM.
+"""Decoding bytes to text: UTF-8 first, then the legacy encoding the bytes are written in.
 
-Invalid bytes never pass silently. With ``errors="strict"`` (the default) the document fails
-with a :class:`~beam_chunking.errors.DecodeError` naming the byte offset; with
-``errors="replace"`` each invalid sequence becomes U+FFFD and the number of replacements is
-returned so it lands in the documents table.
+:func:`decode` is what the text parsers (plain text, Markdown, code, CSV/TSV) use:
+
+1. a byte-order mark names the encoding (UTF-8, UTF-16 LE/BE) and is dropped from the text;
+2. otherwise bytes that are valid UTF-8 (ASCII included) are UTF-8, with confidence 1.0;
+3. otherwise `charset-normalizer <https://github.com/jawah/charset_normalizer>`_ picks the
+   legacy encoding, among :data:`LEGACY_ENCODINGS`, under which the bytes read as coherent
+   text (GBK/GB18030, Shift-JIS, EUC-JP, Big5, EUC-KR, windows-1252 and Latin-1,
+   windows-1251, KOI8-R ...). Bytes that are mostly valid UTF-8 with a few bad sequences are
+   damaged UTF-8, not a legacy encoding, and are never guessed at;
+4. when no encoding fits, ``errors="strict"`` (the default) fails the document with a
+   :class:`~beam_chunking.errors.DecodeError` naming the first bad byte's offset, and
+   ``errors="replace"`` decodes UTF-8 with U+FFFD for each invalid sequence, counted.
+
+The result records the encoding (a Python codec name: ``data.decode(encoding)`` gives the
+text, after a byte-order mark) and a confidence in [0, 1] that lands in the documents
+table's ``encoding`` and ``encoding_confidence`` columns.
+
+:func:`decode_text` is the UTF-only step 1-2 (and 4) for parsers that learn the charset some
+other way, such as an HTML page's ``<meta charset>``.
 """
 from __future__ import annotations
 
 import codecs
+import hashlib
 import threading
-from typing import Optional, Tuple
+from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 from beam_chunking.errors import ConfigError, DecodeError
 
 ERROR_POLICIES = ("strict", "replace")
+
+#: The legacy encodings :func:`decode` considers, roughly in their order of use on the web
+#: (W3Techs' survey of character encodings). When charset-normalizer finds several equally
+#: plausible, the first of them here wins. They are the legacy encodings of the WHATWG
+#: Encoding Standard (what browsers decode), as the Python codecs that decode them like
+#: browsers do (windows-949 for EUC-KR, windows-31j for Shift_JIS, GB18030 for GBK, Big5-HKSCS
+#: for Big5); Latin-1 text decodes the same under windows-1252. Mac and DOS code pages are
+#: left out: on short texts they tie with the common ones and win by chance.
+LEGACY_ENCODINGS: Tuple[str, ...] = (
+    "cp1252", "cp1251", "cp932", "euc_jp", "gb18030", "cp949", "cp1250", "big5hkscs", "iso8859_2",
+    "cp1256", "cp1254", "cp874", "cp1253", "cp1255", "koi8_r", "koi8_u", "iso8859_5", "iso8859_7",
+    "cp1257", "cp1258",
+)
+
+#: Valid multi-byte UTF-8 characters per invalid sequence at or above which bytes are taken
+#: as damaged UTF-8 rather than a legacy encoding. Legacy text read as UTF-8 gives well under
+#: one valid character per invalid sequence (GBK, Shift-JIS, Big5, EUC: 0.2-0.4; single-byte
+#: code pages: about 0), UTF-8 with a stray bad byte or a cut last character far more.
+DAMAGED_UTF8_RATIO = 4
+
+#: How much more mojibake (charset-normalizer's chaos, 0-1) than the cleanest reading a
+#: reading may show and still be a candidate: on a paragraph, the right code page often
+#: scores about 0.01 worse than a wrong one of the same script (windows-1250 for French).
+CHAOS_MARGIN = 0.02
+#: How much less coherent (charset-normalizer's language fit, 0-1) than the most coherent
+#: candidate a candidate may be and still tie with it.
+COHERENCE_MARGIN = 0.02
+
+#: charset-normalizer merges encodings that give the same text only for inputs below this
+#: size in bytes (its TOO_BIG_SEQUENCE, 10 MB); above it :func:`detect_encoding` compares them.
+_MERGED_BELOW = 10_000_000
 
 _COUNTER = threading.local()
 
@@ -27,26 +74,71 @@ def _count_replacement(exc: UnicodeDecodeError):
 codecs.register_error("beam_chunking.count", _count_replacement)
 
 
+class Decoded(NamedTuple):
+    """A document's text and how it was decoded.
+
+    Attributes:
+        text: The decoded text (without a byte-order mark).
+        encoding: Python codec name (``"utf-8"``, ``"utf-16"``, ``"cp1252"``, ``"gb18030"`` ...).
+        confidence: 1.0 for UTF-8 and for a byte-order mark; for a detected legacy encoding,
+            charset-normalizer's ``1 - chaos`` (how little of the text looks like mojibake)
+            divided by the number of different texts that equally plausible encodings give
+            (a short, ambiguous input scores low); 0.0 when nothing fitted and the text was
+            decoded as UTF-8 with replacements.
+        replacements: U+FFFD characters put in for invalid sequences (``errors="replace"``).
+    """
+
+    text: str
+    encoding: str
+    confidence: float
+    replacements: int = 0
+
+    def metadata(self) -> Dict[str, Any]:
+        """The document metadata a parser records: ``encoding``, ``encoding_confidence`` and,
+        when there were any, ``decode_replacements``."""
+        meta: Dict[str, Any] = {"encoding": self.encoding, "encoding_confidence": self.confidence}
+        if self.replacements:
+            meta["decode_replacements"] = self.replacements
+        return meta
+
+
+def _check_policy(errors: str) -> None:
+    if errors not in ERROR_POLICIES:
+        raise ConfigError(f"decode errors={errors!r} must be one of {ERROR_POLICIES}")
+
+
+def _declared(data: bytes) -> Tuple[str, bytes, int]:
+    """``(codec, body, bytes skipped)``: the encoding a byte-order mark names, else UTF-8."""
+    if data.startswith(codecs.BOM_UTF8):
+        return "utf-8", data[3:], 3
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16", data, 0  # Python's utf-16 codec reads the mark and drops it
+    return "utf-8", data, 0
+
+
+def _replaced(body: bytes, encoding: str) -> Tuple[str, int]:
+    _COUNTER.count = 0
+    text = body.decode(encoding, errors="beam_chunking.count")
+    return text, _COUNTER.count
+
+
 def decode_text(data: bytes, *, uri: str = "", document_id: Optional[str] = None, errors: str = "strict") -> Tuple[str, int]:
-    """Return ``(text, replacements)`` for a document's bytes.
+    """Return ``(text, replacements)`` for bytes in UTF-8 (with or without BOM) or UTF-16 with a BOM.
+
+    No other encoding is tried: this is for parsers that know the charset otherwise (an HTML
+    page's ``<meta charset>``); the text parsers use :func:`decode`.
 
     Args:
         data: Raw bytes.
         uri: For error messages.
         document_id: For error messages.
-        errors: ``"strict"`` (fail on invalid bytes) or ``"replace"`` (U+FFFD, counted).
+        errors: ``"strict"`` (default: fail on invalid bytes) or ``"replace"`` (U+FFFD, counted).
 
     Raises:
         DecodeError: invalid bytes under ``errors="strict"``; the message names the offset.
     """
-    if errors not in ERROR_POLICIES:
-        raise ConfigError(f"decode errors={errors!r} must be one of {ERROR_POLICIES}")
-    if data.startswith(codecs.BOM_UTF8):
-        encoding, body, skipped = "utf-8", data[3:], 3
-    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        encoding, body, skipped = "utf-16", data, 0
-    else:
-        encoding, body, skipped = "utf-8", data, 0
+    _check_policy(errors)
+    encoding, body, skipped = _declared(data)
     try:
         return body.decode(encoding), 0
     except UnicodeDecodeError as exc:
@@ -58,6 +150,104 @@ def decode_text(data: bytes, *, uri: str = "", document_id: Optional[str] = None
                 document_id=document_id,
                 uri=uri,
             ) from None
-    _COUNTER.count = 0
-    text = body.decode(encoding, errors="beam_chunking.count")
-    return text, _COUNTER.count
+    return _replaced(body, encoding)
+
+
+def damaged_utf8(data: bytes) -> bool:
+    """Whether invalid UTF-8 ``data`` is UTF-8 with a few bad sequences rather than legacy
+    text: it holds at least :data:`DAMAGED_UTF8_RATIO` valid multi-byte characters per
+    invalid sequence."""
+    # C-speed counts (no Python call per invalid byte): a U+FFFD already in the text counts
+    # as invalid too, which only errs towards trying a legacy encoding.
+    text = data.decode("utf-8", errors="replace")
+    invalid = text.count("\ufffd")
+    valid = len(text) - len(text.encode("ascii", errors="ignore")) - invalid
+    return invalid > 0 and valid >= DAMAGED_UTF8_RATIO * invalid
+
+
+def detect_encoding(data: bytes) -> Optional[Tuple[str, float]]:
+    """The legacy encoding of ``data`` and its confidence (see :class:`Decoded`), or ``None``
+    when no encoding of :data:`LEGACY_ENCODINGS` reads it as text.
+
+    Of the readings within :data:`CHAOS_MARGIN` of the least mojibake and
+    :data:`COHERENCE_MARGIN` of the best language fit, the encoding listed first in
+    :data:`LEGACY_ENCODINGS` wins. Deterministic: charset-normalizer samples fixed positions.
+    """
+    # A core dependency, imported on first use: most documents are UTF-8 and never need it.
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(data, cp_isolation=list(LEGACY_ENCODINGS)))
+    if not matches:
+        return None
+    # Candidates: the readings nearly as free of mojibake as the cleanest; of them, those
+    # that read nearly as much like a known language as the most coherent one. Readings
+    # charset-normalizer merged into one match give the same text; several finalists are
+    # readings that differ, and the most used of their encodings is taken.
+    cleanest = min(m.chaos for m in matches)
+    candidates = [m for m in matches if m.chaos <= cleanest + CHAOS_MARGIN]
+    coherent = max(m.coherence for m in candidates)
+    finalists = [m for m in candidates if m.coherence >= coherent - COHERENCE_MARGIN]
+    rank = {name: k for k, name in enumerate(LEGACY_ENCODINGS)}
+    pick = min(((rank[name], name, m) for m in finalists for name in m.could_be_from_charset if name in rank),
+               default=None, key=lambda item: item[0])
+    if pick is None:
+        return None
+    _, encoding, match = pick
+    return codecs.lookup(encoding).name, round((1.0 - match.chaos) / _readings(data, finalists), 3)
+
+
+def _readings(data: bytes, finalists) -> int:
+    """How many different texts the finalists' encodings make of ``data``."""
+    if len(finalists) == 1 or len(data) < _MERGED_BELOW:
+        return len(finalists)  # charset-normalizer merged the encodings that give one text
+    texts = set()
+    for match in finalists:  # one text at a time: only its digest is kept
+        texts.add(hashlib.sha256(data.decode(match.encoding, errors="replace").encode("utf-8")).digest())
+    return len(texts)
+
+
+def decode(data: bytes, *, uri: str = "", document_id: Optional[str] = None, errors: str = "strict") -> Decoded:
+    """Decode a document's bytes: byte-order mark, else UTF-8, else the detected legacy encoding.
+
+    Args:
+        data: Raw bytes.
+        uri: For error messages.
+        document_id: For error messages.
+        errors: ``"strict"`` (default): bytes no encoding fits fail the document;
+            ``"replace"``: they are decoded as UTF-8 with U+FFFD, counted in ``replacements``.
+
+    Returns:
+        The text with its encoding and confidence (see :class:`Decoded`).
+
+    Raises:
+        DecodeError: under ``errors="strict"``, bytes that are neither valid in the encoding
+            their byte-order mark names, nor UTF-8, nor text in a legacy encoding; the
+            message names the first invalid byte's offset.
+    """
+    _check_policy(errors)
+    encoding, body, skipped = _declared(data)
+    try:
+        return Decoded(body.decode(encoding), encoding, 1.0)
+    except UnicodeDecodeError as exc:
+        first = exc
+    offset, sequence = first.start + skipped, body[first.start:first.end]
+    damaged = skipped == 0 and encoding == "utf-8" and damaged_utf8(body)
+    detected = detect_encoding(body) if skipped == 0 and encoding == "utf-8" and not damaged else None
+    if detected is not None:
+        try:
+            return Decoded(body.decode(detected[0]), *detected)
+        except UnicodeDecodeError:  # a large file: detection sampled it and the rest does not fit
+            pass
+    if errors == "strict":
+        invalid = f"invalid {encoding.upper()} at byte offset {offset} ({sequence!r}: {first.reason})"
+        if encoding != "utf-8" or skipped:
+            why = f"{invalid}, the encoding its byte-order mark names; fix the file"
+        elif damaged:
+            why = f"{invalid} in a file that is otherwise UTF-8; fix the file"
+        else:
+            why = (f"not UTF-8 (byte offset {offset}: {sequence!r}, {first.reason}) and not text in any legacy "
+                   "encoding charset-normalizer knows; convert it to UTF-8")
+        raise DecodeError(f"{why} or run with decode_errors='replace' to keep it with U+FFFD replacements",
+                          document_id=document_id, uri=uri)
+    text, replaced = _replaced(body, encoding)
+    return Decoded(text, encoding, 0.0, replaced)

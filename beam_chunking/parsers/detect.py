@@ -1,39 +1,69 @@
-"""Content-type detection from the file name and the first bytes.
+"""Content-type detection from the file name and the first bytes, and types forced by pattern.
 
-Magic bytes win over the extension for binary formats, so a PDF or an executable renamed to
-``.txt`` is never read as text. A name without a known extension is text only when its
-bytes look like text.
+In order:
+
+1. Magic bytes win over the name for binary formats, so a PDF or an executable renamed to
+   ``.txt`` is never read as text, and a NUL byte in the first 8 KiB (without a UTF-16
+   byte-order mark) makes a file binary whatever its name.
+2. A known extension (:data:`EXTENSIONS`, the code languages of
+   :data:`~beam_chunking.parsers.code.LANGUAGES`) or file name (``Dockerfile``) names the type.
+3. A file whose name says nothing (no extension, an unknown one, ``.txt`` or ``.text``) is
+   sniffed: its first 8 KiB are matched, conservatively, against an HTML page, an XML
+   document, an RFC 822 e-mail, JSON, a YAML document and a ``#!`` script line
+   (:func:`beam_chunking.parsers.sniff.sniff_text`); anything else is ``text/plain``.
+
+A job may force the type of the files matching a pattern (``content_types``); see
+:func:`detect_content_type`.
+
+Example:
+    >>> detect_content_type("notes", b"From: a@example.com\\nSubject: hi\\n\\nHello")
+    'message/rfc822'
+    >>> detect_content_type("notes.txt", b"Note: buy milk")
+    'text/plain'
 """
 from __future__ import annotations
 
+import fnmatch
 import posixpath
+from typing import Iterable, Mapping, Optional, Sequence, Tuple, Union
 
-from beam_chunking.parsers.code import CONTENT_TYPES, LANGUAGES
+from beam_chunking.errors import ParseError
+from beam_chunking.ids import normalize_uri
+from beam_chunking.parsers.code import CONTENT_TYPES, DATA_FORMATS, FILE_NAMES, LANGUAGES
+from beam_chunking.parsers.sniff import EMAIL, HTML, OUTLOOK, PLAIN, SNIFF_BYTES, SUBRIP, WEBVTT, sniff_text
 
 OCTET_STREAM = "application/octet-stream"
 
 EXTENSIONS = {
-    ".txt": "text/plain",
-    ".text": "text/plain",
-    ".log": "text/plain",
-    ".rst": "text/plain",
+    ".txt": PLAIN,
+    ".text": PLAIN,
+    ".log": PLAIN,
+    ".rst": PLAIN,
     ".md": "text/markdown",
     ".markdown": "text/markdown",
     ".mdown": "text/markdown",
     ".mkd": "text/markdown",
     ".pdf": "application/pdf",
-    ".html": "text/html",
-    ".htm": "text/html",
+    ".html": HTML,
+    ".htm": HTML,
+    ".xhtml": HTML,
     ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
     ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     ".csv": "text/csv",
     ".tsv": "text/tab-separated-values",
-    ".eml": "message/rfc822",
+    ".eml": EMAIL,
+    ".msg": OUTLOOK,
+    ".vtt": WEBVTT,
+    ".srt": SUBRIP,
     ".zip": "application/zip",
     ".gz": "application/gzip",
 }
 EXTENSIONS.update({ext: CONTENT_TYPES[lang] for ext, lang in LANGUAGES.items()})
+
+#: Content types whose parsers decode the bytes as text: a binary file never gets one.
+TEXT_TYPES = frozenset({ctype for ctype in EXTENSIONS.values() if ctype.startswith("text/")}
+                       | {EMAIL, SUBRIP, *DATA_FORMATS.values()})
 
 # (prefix, content type) for binary formats that must never be read as text.
 MAGIC = (
@@ -50,43 +80,113 @@ MAGIC = (
     (b"\xcf\xfa\xed\xfe", "application/x-mach-binary"),
     (b"7z\xbc\xaf\x27\x1c", "application/x-7z-compressed"),
     (b"Rar!", "application/vnd.rar"),
+    # OLE2 compound files: Outlook .msg, but also legacy .doc, .xls and .ppt, which have no parser.
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "application/x-ole-storage"),
 )
 
 _ZIP_CONTAINERS = {".docx", ".pptx", ".xlsx", ".zip"}
 _TEXT_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+#: Extensions that say no more than "text": such files are sniffed like names without one.
+_SNIFFED = {".txt", ".text"}
+
+#: ``(pattern, content type)`` pairs; the first pattern that matches a file's path gives its type.
+ContentTypes = Tuple[Tuple[str, str], ...]
 
 
 def extension(uri: str) -> str:
     """Return the lower-cased extension of ``uri``'s last path component (``""`` if none)."""
-    return posixpath.splitext(uri.rstrip("/").rsplit("/", 1)[-1])[1].lower()
+    return posixpath.splitext(_name(uri))[1].lower()
+
+
+def _name(uri: str) -> str:
+    return uri.rstrip("/").rsplit("/", 1)[-1]
 
 
 def looks_binary(data: bytes) -> bool:
-    """True when the first 8 KiB hold a NUL byte and no UTF-16 byte-order mark."""
-    head = data[:8192]
+    """True when the first :data:`SNIFF_BYTES` bytes hold a NUL byte and no UTF-16 byte-order mark."""
+    head = data[:SNIFF_BYTES]
     if head.startswith(_TEXT_BOMS):
         return False
     return b"\x00" in head
 
 
-def detect_content_type(uri: str, data: bytes) -> str:
-    """Return the MIME type of a document from its name and bytes.
-
-    Args:
-        uri: Path or URI; only its extension is used.
-        data: The document's bytes; the first few are checked for magic numbers.
-    """
-    ext = extension(uri)
+def _binary_kind(ext: str, data: bytes) -> Optional[str]:
+    """The binary format ``data`` starts with (by magic bytes), or ``None``."""
     for magic, kind in MAGIC:
         if data.startswith(magic):
             if kind == "application/zip" and ext in _ZIP_CONTAINERS:
                 return EXTENSIONS[ext]
+            if kind == "application/x-ole-storage" and ext == ".msg":
+                return OUTLOOK
             if kind == "application/x-msdownload" and not looks_binary(data):
-                break  # "MZ" is also how plain text may start
+                return None  # "MZ" is also how plain text may start
             return kind
-    by_ext = EXTENSIONS.get(ext)
-    if by_ext is not None and (by_ext.startswith("text/") or by_ext == "message/rfc822"):
-        return OCTET_STREAM if looks_binary(data) else by_ext
-    if by_ext is not None:
-        return by_ext
-    return OCTET_STREAM if looks_binary(data) else "text/plain"
+    return None
+
+
+def _detect(uri: str, data: bytes) -> str:
+    ext = extension(uri)
+    kind = _binary_kind(ext, data)
+    if kind is not None:
+        return kind
+    by_file_name = FILE_NAMES.get(_name(uri).lower())
+    by_name = CONTENT_TYPES[by_file_name] if by_file_name else EXTENSIONS.get(ext)
+    if looks_binary(data):
+        return OCTET_STREAM if by_name is None or by_name in TEXT_TYPES else by_name
+    if by_name is not None and (by_file_name or ext not in _SNIFFED):
+        return by_name
+    return sniff_text(data)
+
+
+def path_pattern(pattern: str) -> str:
+    """A file pattern as matched against absolute paths and URIs: one that starts with a
+    wildcard (``*.log``, ``*/drafts/*``), an absolute path or a URI stays as it is; a
+    relative path (``docs/drafts/*``) is made absolute like an input pattern."""
+    if pattern[:1] in "*?[/" or normalize_uri(pattern) == pattern:
+        return pattern
+    return normalize_uri(pattern)
+
+
+def content_type_pairs(content_types: Union[Mapping[str, str], Iterable[Tuple[str, str]], None]) -> ContentTypes:
+    """``content_types`` as ``(pattern, content type)`` pairs, patterns made absolute with
+    :func:`path_pattern`, in the order given."""
+    items = content_types.items() if isinstance(content_types, Mapping) else (content_types or ())
+    return tuple((path_pattern(pattern), ctype) for pattern, ctype in items)
+
+
+def forced_content_type(paths: Sequence[str], content_types: ContentTypes) -> Optional[Tuple[str, str]]:
+    """The first ``(pattern, content type)`` whose pattern matches one of ``paths``
+    (``fnmatch``, so ``*`` crosses ``/``, as for ``exclude``), or ``None``."""
+    for pattern, ctype in content_types:
+        if any(fnmatch.fnmatchcase(path, pattern) for path in paths):
+            return pattern, ctype
+    return None
+
+
+def detect_content_type(uri: str, data: bytes, content_types: ContentTypes = (), *,
+                        source: Optional[str] = None) -> str:
+    """Return the MIME type of a document from its name and bytes (see the module docstring).
+
+    Args:
+        uri: Path or URI; its extension or file name is used. For a gunzipped file, the name
+            inside (``notes.md``).
+        data: The document's bytes; only the first :data:`SNIFF_BYTES` are looked at.
+        content_types: ``(pattern, content type)`` pairs that force a type (see
+            :func:`content_type_pairs`); the first pattern matching ``uri`` or ``source`` wins.
+            Default none.
+        source: The file's own URI when ``uri`` is the name inside a ``.gz``, so that
+            ``*.log.gz`` and ``*.log`` both match ``app.log.gz``. Default ``uri``.
+
+    Raises:
+        ParseError: a pattern forces a text type on a binary file (magic bytes or NUL bytes):
+            a binary file is never read as text.
+    """
+    detected = _detect(uri, data)
+    forced = forced_content_type([source or uri, uri], content_types) if content_types else None
+    if forced is None or forced[1] == detected:
+        return detected
+    pattern, ctype = forced
+    if ctype in TEXT_TYPES and (looks_binary(data) or _binary_kind(extension(uri), data) is not None):
+        raise ParseError(f"content_types forces {ctype} on {pattern}, but the file is binary ({detected}) "
+                         "and a binary file is never read as text; narrow the pattern", uri=source or uri)
+    return ctype

@@ -17,9 +17,21 @@ from beam_chunking.errors import ConfigError
 
 #: Drop name -> what it leaves out. Pass names to ``keep`` to keep those parts in the text.
 DROPS = {
-    "page_furniture": "running headers and footers and page numbers of PDF pages",
-    "contents": "tables of contents: dot-leader entries and contents pages (PDF, text), "
-                "contents lists and navigation of HTML pages",
+    "page_furniture": "running headers and footers and page numbers of PDF pages "
+                      "(recorded as 'running header', 'running footer', 'page number')",
+    "contents": "tables of contents: dot-leader entries and contents pages of PDFs (and "
+                "dot-leader indexes), contents lists (DocBook/Sphinx/MkDocs tocs, lists of "
+                "same-page links) and nav elements of HTML pages (recorded as 'table of "
+                "contents', 'index')",
+}
+
+#: Label recorded in ``ParsedDocument.dropped`` -> the drop name that keeps it instead.
+LABELS = {
+    "running header": "page_furniture",
+    "running footer": "page_furniture",
+    "page number": "page_furniture",
+    "table of contents": "contents",
+    "index": "contents",
 }
 
 #: Keep nothing that is dropped by default.

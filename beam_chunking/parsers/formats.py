@@ -16,6 +16,8 @@ from __future__ import annotations
 from typing import Callable, Dict
 
 from beam_chunking.parsers.code import CONTENT_TYPES, parse_code
+# EMAIL, the content type of an e-mail message: its parser is added by beam_chunking.parsers.
+from beam_chunking.parsers.detect import EMAIL, SUBRIP, WEBVTT
 from beam_chunking.parsers.docx import parse_docx
 from beam_chunking.parsers.html import parse_html
 from beam_chunking.parsers.markdown import parse_markdown
@@ -23,13 +25,11 @@ from beam_chunking.parsers.pdf import parse_pdf
 from beam_chunking.parsers.pptx import parse_pptx
 from beam_chunking.parsers.tabular import parse_delimited, parse_xlsx
 from beam_chunking.parsers.text import parse_text
+from beam_chunking.parsers.transcript import parse_transcript
 from beam_chunking.types import ParsedDocument
 
 #: A parser: ``parser(document, *, errors="strict", limits=ParseLimits(), keep=frozenset()) -> ParsedDocument``.
 Parser = Callable[..., ParsedDocument]
-
-#: The content type of an e-mail message; its parser is added by :mod:`beam_chunking.parsers`.
-EMAIL = "message/rfc822"
 
 #: content type -> parser, for every format but e-mail.
 FORMAT_PARSERS: Dict[str, Parser] = {
@@ -42,5 +42,9 @@ FORMAT_PARSERS: Dict[str, Parser] = {
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": parse_xlsx,
     "text/csv": parse_delimited,
     "text/tab-separated-values": parse_delimited,
+    WEBVTT: parse_transcript,
+    SUBRIP: parse_transcript,
     **{ctype: parse_code for ctype in CONTENT_TYPES.values()},
 }
+
+__all__ = ["EMAIL", "FORMAT_PARSERS", "Parser"]

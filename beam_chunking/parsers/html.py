@@ -3,17 +3,25 @@
 Parsed by selectolax's Lexbor engine (a full HTML5 parser; no regular expressions run over
 markup). What becomes text:
 
-- Scripts, styles, forms controls, ``nav``, ``aside``, hidden elements, page-level
+- Scripts, styles, forms controls, ``aside``, hidden elements, page-level
   ``header``/``footer`` (those outside ``article``/``main``/``section``) and elements whose
-  ARIA role or class marks them as navigation chrome are left out. When the page has a
-  ``<main>`` element (or ``role="main"``), only it is read.
+  ARIA role or class marks them as banners or DocBook navigation bars are left out. When the
+  page has a ``<main>`` element (or ``role="main"``), only it is read.
+- Contents listings inside what is read are cut out and recorded in
+  ``ParsedDocument.dropped`` as ``"table of contents"`` (``keep={"contents"}`` keeps them):
+  ``nav`` and ARIA navigation, DocBook ``div.toc`` and lists of tables, Sphinx toctrees and
+  ``contents`` directives, MkDocs/MediaWiki ``.toc``, and an unmarked list of links to the
+  page's own anchors that opens its section (:data:`CONTENTS_SELECTOR`).
 - ``h1``-``h6`` start a section and build ``heading_path``; a section runs to the next
   heading and its ``element_path`` is the common ancestry of its blocks below ``<body>``,
   e.g. ``article > section > p``.
 - A data table becomes one section of kind ``table``, rendered as a Markdown pipe table
   (caption first, then a header row and separator line) so it is kept as one unit and can be
-  split between rows later. Tables used for layout (holding headings or other tables) are
-  read as ordinary blocks.
+  split between rows later. Cell, caption and heading text joins inline elements without
+  adding spaces (``<code>xev</code>(1)`` is ``xev(1)``). Tables used for layout are read as
+  ordinary blocks: those holding headings or other tables, ``role="presentation"``, tables
+  inside admonition boxes (a DocBook Tip becomes the line ``Tip`` and its paragraph), and
+  one-cell-wide boxes of paragraphs (no row with two filled cells).
 - ``pre`` blocks keep their whitespace and become sections of kind ``code``.
 - List items get ``- `` or ``1. `` markers; ``<br>`` becomes a newline; other whitespace is
   collapsed as a browser would.
@@ -37,18 +45,42 @@ from beam_chunking.types import Document, ParsedDocument
 
 #: Elements whose whole subtree is never text.
 DROPPED = frozenset(
-    "script style noscript template nav aside svg iframe object embed canvas button select "
+    "script style noscript template aside svg iframe object embed canvas button select "
     "option input textarea head title meta link audio video map".split()
 )
 #: ARIA roles that mark navigation chrome.
-CHROME_ROLES = frozenset("navigation banner contentinfo search menu menubar toolbar".split())
-#: Class names that mark navigation chrome (DocBook, common CMS themes).
-CHROME_CLASSES = frozenset("navheader navfooter breadcrumb breadcrumbs skip-link skiplink".split())
+CHROME_ROLES = frozenset("banner contentinfo search menu menubar toolbar".split())
+#: Class names that mark navigation chrome (DocBook and Javadoc navigation bars, CMS themes).
+CHROME_CLASSES = frozenset(
+    "navheader navfooter topNav subNav bottomNav breadcrumb breadcrumbs skip-link skiplink".split())
 #: Elements that do not start a block (their text flows into the surrounding paragraph).
 INLINE = frozenset(
     "a abbr b bdi bdo cite code data dfn em font i img kbd label mark q rp rt ruby s samp small "
     "span strong sub sup time tt u var wbr del ins big".split()
 )
+#: What lists a page's (or its site's) own sections: dropped as ``"table of contents"`` unless
+#: ``"contents"`` is kept. DocBook ``div.toc`` / ``dl.toc`` / ``div.list-of-tables``, Sphinx
+#: ``div.toctree-wrapper`` and the ``contents`` directive (``.contents.topic``), MkDocs and
+#: MediaWiki ``.toc`` / ``#toc``, DPUB-ARIA ``doc-toc``, HTML5 ``nav`` and ARIA navigation.
+#: (A bare ``.contents`` is not one: Doxygen wraps its whole body in ``div.contents``.)
+CONTENTS_SELECTOR = ", ".join([
+    "nav", "[role=navigation]", "[role=doc-toc]", ".toc", "#toc", "#table-of-contents",
+    ".toctree-wrapper", ".topic.contents", ".list-of-tables", ".list-of-figures", ".list-of-examples",
+])
+#: Class names of admonition boxes (DocBook, Sphinx, MkDocs): a table that is the box's own
+#: child lays the box out.
+ADMONITION_CLASSES = frozenset("tip note warning caution important admonition hint attention danger".split())
+#: Elements that hold blocks of text; a table cell holding them is a layout box, not a datum.
+_BLOCKS = "p, div, ul, ol, dl, pre, blockquote"
+#: A list is an in-page contents list when it has at least this many links, all to anchors
+#: of the page itself, and their text makes up this share of the list's text.
+TOC_MIN_LINKS = 3
+TOC_LINK_SHARE = 0.8
+#: A block matched by :data:`CONTENTS_SELECTOR` is dropped only when at least this share of
+#: its text is link text.
+CONTENTS_LINK_SHARE = 0.5
+#: Wrapper levels searched above a table without ``<caption>`` for its title block.
+TITLE_DEPTH = 3
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CONTENT_ANCESTORS = frozenset({"article", "main", "section"})
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
@@ -100,12 +132,67 @@ def _remove_chrome(tree) -> None:
 
 
 def _is_layout_table(node) -> bool:
+    """Whether a table lays out its content instead of holding data.
+
+    A layout table holds headings or other tables, is marked ``role="presentation"``/``"none"``,
+    is an admonition box's own table (DocBook's Tip/Note: an icon cell and a title cell above
+    the body), or has no row with two filled cells side by side (a one-cell-wide box: the
+    filled cells are not values of columns) while holding paragraphs or having two columns
+    or more. Its content is read as ordinary blocks.
+    """
     # css() matches the node itself too, so a data table finds exactly one table.
-    return len(node.css("table")) > 1 or node.css_first("h1, h2, h3, h4, h5, h6") is not None
+    if len(node.css("table")) > 1 or node.css_first("h1, h2, h3, h4, h5, h6") is not None:
+        return True
+    if (node.attributes.get("role") or "").lower() in ("presentation", "none"):
+        return True
+    # DocBook writes the box as <div class="tip"><table>: only the direct parent counts, so a
+    # real data table placed inside a note further down stays a table.
+    parent = node.parent
+    if parent is not None and ADMONITION_CLASSES & set((parent.attributes.get("class") or "").split()):
+        return True
+    rows = [[c for c in tr.iter() if c.tag in ("th", "td")] for tr in node.css("tr")]
+    filled = [sum(1 for c in row if _inline_text(c).strip()) for row in rows]
+    # One filled cell per row is no data: a box of paragraphs, or columns left empty for
+    # spacing (Texinfo's menus). A one-column table of plain values stays a table.
+    return not any(n >= 2 for n in filled) and (
+        node.css_first(_BLOCKS) is not None or max(map(len, rows), default=0) >= 2)
 
 
-def _render_table(node) -> str:
-    """A data table as a Markdown pipe table (caption line first when there is one)."""
+def _inline_text(node) -> str:
+    """The text of ``node`` as a browser lays it out on one line.
+
+    Text nodes are joined as they are, so inline elements add no spaces (``<code>xev</code>(1)``
+    stays ``xev(1)``); block elements and ``<br>`` inside become one space each.
+    """
+    parts: List[str] = []
+    stack = [(node, False)]
+    while stack:
+        current, closing = stack.pop()
+        if closing:
+            parts.append(" ")
+            continue
+        if current.tag == "-text":
+            parts.append(current.text(deep=False))
+            continue
+        if not current.is_element_node:
+            continue
+        if current.tag == "br":
+            parts.append(" ")
+            continue
+        block = current is not node and current.tag not in INLINE
+        if block:
+            parts.append(" ")
+            stack.append((current, True))
+        _push_children(stack, current)
+    return " ".join("".join(parts).split())
+
+
+def _render_table(node, title: str = "") -> str:
+    """A data table as a Markdown pipe table (caption line first when there is one).
+
+    ``title`` is the table's title found outside it (see :func:`_outside_title`), used
+    when the table has no ``<caption>``.
+    """
     rows: List[List[str]] = []
     header = False
     for tr in node.css("tr"):
@@ -114,10 +201,93 @@ def _render_table(node) -> str:
             continue
         if not rows:
             header = all(c.tag == "th" for c in cells) or (tr.parent is not None and tr.parent.tag == "thead")
-        rows.append([c.text(deep=True, separator=" ") for c in cells])  # markdown_table normalises
+        rows.append([_inline_text(c) for c in cells])
     caption = node.css_first("caption")
-    title = collapse(caption.text(deep=True, separator=" ")) if caption is not None else ""
-    return markdown_table(rows, header=header, caption=title)
+    return markdown_table(rows, header=header, caption=_inline_text(caption) if caption is not None else title)
+
+
+def _outside_title(table, root):
+    """The title block that a generator puts just before a table instead of a ``<caption>``.
+
+    DocBook writes ``<div class="table"><p class="title">Table 1.1 ...</p><div
+    class="table-contents"><table>``: the nearest text before the table, within its
+    wrappers (at most :data:`TITLE_DEPTH` levels up), that is an element whose class names
+    a title or caption. Returns that element, or ``None``.
+    """
+    node = table
+    for _ in range(TITLE_DEPTH):
+        before = node.prev
+        while before is not None:
+            if before.tag == "-text" and before.text(deep=False).strip():
+                return None
+            if before.is_element_node and before.text(deep=True).strip():
+                if before.tag in HEADINGS or before.css_first("h1, h2, h3, h4, h5, h6") is not None:
+                    return None  # a heading stays a heading
+                names = set((before.attributes.get("class") or "").split())
+                return before if names & {"title", "caption", "table-title"} else None
+            before = before.prev
+        node = node.parent
+        if node is None or node.mem_id == root.mem_id:
+            return None
+    return None
+
+
+def _same_page(href: str, name: str) -> bool:
+    """Whether a link points into the page itself (``#id`` or ``<this file>#id``)."""
+    base, _, fragment = href.partition("#")
+    return bool(fragment) and base in ("", ".", "./", name)
+
+
+def _is_contents_list(node, name: str, root) -> bool:
+    """An unmarked in-page contents list (or Texinfo's menu table): links to the page's own
+    anchors and little else, placed before any text of its section (a list of
+    cross-references after a paragraph that introduces it is body text)."""
+    links = node.css("a[href]")
+    if len(links) < TOC_MIN_LINKS or not all(_same_page(a.attributes.get("href") or "", name) for a in links):
+        return False
+    return _link_share(node) >= TOC_LINK_SHARE and _opens_section(node, root)
+
+
+def _opens_section(node, root) -> bool:
+    """Whether only headings (or nothing) come between ``node`` and the start of its section."""
+    while node is not None and node.mem_id != root.mem_id:
+        before = node.prev
+        while before is not None:
+            if before.tag == "-text" or before.is_element_node:
+                text = " ".join(before.text(deep=True).split())
+                if text:
+                    heading = before.css_first("h1, h2, h3, h4, h5, h6") if before.is_element_node else None
+                    return heading is not None and " ".join(heading.text(deep=True).split()) == text
+            before = before.prev
+        node = node.parent
+    return True
+
+
+def _link_share(node) -> float:
+    """The share of ``node``'s non-whitespace text that is link text."""
+    total = len("".join(node.text(deep=True).split()))
+    linked = sum(len("".join(a.text(deep=True).split())) for a in node.css("a[href]"))
+    return linked / total if total else 1.0
+
+
+def _drop_contents(root, name: str, builder) -> None:
+    """Cut the page's contents listings out of the tree, recording each as dropped."""
+    # A marked block must still be mostly links: Sphinx's singlehtml builder, for one, pours
+    # the whole document into the toctree-wrapper it expands.
+    found = [n for n in root.css(CONTENTS_SELECTOR) if _link_share(n) >= CONTENTS_LINK_SHARE]
+    found += [n for n in root.css("ul, ol, dl, table") if _is_contents_list(n, name, root)]
+    ids = {n.mem_id for n in found}
+    outermost = []
+    for node in found:
+        parent = node.parent
+        while parent is not None and parent.mem_id not in ids:
+            parent = parent.parent
+        if parent is None and node.mem_id not in {n.mem_id for n in outermost}:
+            outermost.append(node)
+    # Decompose only the outermost listings: a nested one goes with its ancestor.
+    for node in outermost:
+        builder.drop("table of contents", node.text(deep=True, separator=" "))
+        node.decompose()
 
 
 def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
@@ -139,11 +309,24 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     _remove_chrome(tree)
     root = tree.css_first("main, [role=main]") or tree.body
     out = HeadingSections()
+    if root is not None and "contents" not in keep:
+        _drop_contents(root, doc.uri.replace("\\", "/").rsplit("/", 1)[-1], out.builder)
     meta = {"title": title} if title else {}
     if replaced:
         meta["decode_replacements"] = replaced
     if root is None:
         return out.builder.build(doc, meta)
+
+    # Data tables, and the titles written outside them that move into their unit as the
+    # caption line (the walk skips the title where it stands).
+    data_tables = {t.mem_id for t in root.css("table") if not _is_layout_table(t)}
+    titles = {}
+    for table in root.css("table"):
+        if table.mem_id in data_tables and table.css_first("caption") is None:
+            found = _outside_title(table, root)
+            if found is not None:
+                titles[table.mem_id] = (found.mem_id, _inline_text(found))
+    moved = {node_id for node_id, _ in titles.values()}
 
     inline: List[str] = []
     prefix = [""]
@@ -178,20 +361,20 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
         if tag == "-text":
             inline.append(node.text(deep=False))
             continue
-        if not node.is_element_node:
-            continue
+        if not node.is_element_node or node.mem_id in moved:
+            continue  # (a moved node is a table's title, written with the table)
         if tag == "br":
             inline.append("\n")
             continue
         if tag in HEADINGS:
             flush()
-            text = " ".join(collapse(node.text(deep=True, separator=" ")).split())
+            text = _inline_text(node)
             if text:
                 out.heading(HEADINGS[tag], text, tags + [tag])
             continue
-        if tag == "table" and not _is_layout_table(node):
+        if tag == "table" and node.mem_id in data_tables:
             flush()
-            out.unit(_render_table(node), "table", tags + [tag])
+            out.unit(_render_table(node, titles.get(node.mem_id, (None, ""))[1]), "table", tags + [tag])
             continue
         if tag == "pre":
             flush()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import FrozenSet, List, Tuple
 
-from beam_chunking.parsers.decode import decode_text
+from beam_chunking.parsers.decode import decode
 from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.text.headings import heading_path, scan_markdown
@@ -59,10 +59,9 @@ def parse_markdown(doc: Document, *, errors: str = "strict", limits: ParseLimits
         limits: Unused; accepted for a uniform parser signature.
         keep: Unused (nothing is dropped from this format); accepted for a uniform signature.
     """
-    text, replaced = decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
-    meta = dict(doc.metadata)
-    if replaced:
-        meta["decode_replacements"] = replaced
+    decoded = decode(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
+    text = decoded.text
+    meta = {**doc.metadata, **decoded.metadata()}
     sections: List[Section] = []
     stack: List[Tuple[int, str]] = []
     heads = _headings(text)

@@ -10,9 +10,17 @@ intact against the book's own text edition, where pypdf glues words together (76
   page's text, the page is split there so the heading starts its own section.
 - Line-end hyphenation marks are joined (``distri-`` / ``bution`` -> ``distribution``),
   line endings become ``\\n``.
-- A first or last line repeated (digits aside) on at least 3 pages and 5% of them is a
-  running header/footer: it stays in the text and is flagged as ``page_header`` /
-  ``page_footer`` metadata on the page's sections, never silently dropped.
+- Page furniture is cut out of the text and recorded in ``ParsedDocument.dropped`` (see
+  :mod:`~beam_chunking.parsers.furniture` for the rules): running headers and footers
+  (``"running header"``, ``"running footer"``: a first/last line repeated, digits aside, on
+  at least 3 pages and 5% of them, or one that carries the page number at one end) and page
+  numbers (``"page number"``: ``12``, ``xiv``, ``Page 12``, ``12 of 40``). With
+  ``keep={"page_furniture"}`` they stay in the text and the page's first and last sections
+  are flagged with ``page_header`` / ``page_footer`` metadata holding the line.
+- Tables of contents are cut out the same way (``"table of contents"``): every dot-leader
+  entry (``1.2 Title . . . . 12``), and the whole entry run of a contents page with its
+  ``Contents`` / ``List of Tables`` title; so are dot-leader indexes (``"index"``, page
+  numbers out of order). ``keep={"contents"}`` keeps them.
 - Pages without text (scans) are counted in ``pdf_pages_without_text`` metadata.
 
 Refused with a specific :class:`~beam_chunking.errors.ParseError`: bytes without a
@@ -23,13 +31,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import Counter
 from typing import Dict, FrozenSet, List, Tuple
 
 from beam_chunking.errors import ParseError
 from beam_chunking.parsers._build import TextBuilder, clean
 from beam_chunking.parsers._optional import require
-from beam_chunking.parsers.drops import KEEP_NOTHING
+from beam_chunking.parsers.drops import KEEP_NOTHING, LABELS
+from beam_chunking.parsers.furniture import Furniture, contents_lines
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.text.headings import heading_path
 from beam_chunking.types import Document, ParsedDocument
@@ -38,11 +46,8 @@ from beam_chunking.types import Document, ParsedDocument
 _PDFIUM_LOCK = threading.Lock()
 # A line above a bookmarked title that labels it ("Chapter 1", "Part II", "3.2") starts with it.
 _LABEL_LINE = re.compile(r"^(?:(?:chapter|part|appendix|section)\s+[\w.]+|[\dIVXLC.]+)$", re.I)
-_VARIABLE = re.compile(r"\d+|\b[ivxlcdm]+\b", re.I)
 #: Outline depth read (deeper bookmarks are ignored).
 MAX_OUTLINE_DEPTH = 16
-_HEADER_MIN_PAGES = 3
-_HEADER_MIN_SHARE = 0.05
 
 
 def _check_bytes(doc: Document) -> None:
@@ -99,23 +104,23 @@ def _page_text(pdf, index: int, doc: Document) -> str:
     return clean(raw.replace("\x02", "")).strip()
 
 
-def _edge_lines(text: str) -> Tuple[str, str]:
-    lines = [line.strip() for line in text.split("\n") if line.strip()]
-    return (lines[0], lines[-1]) if lines else ("", "")
+def _cut_page(text: str, cuts: Dict[int, str], keep: FrozenSet[str], builder: TextBuilder) -> str:
+    """The page's text without the lines in ``cuts`` (line index -> label) that are not kept.
 
-
-def _running_lines(pages: List[str]) -> Tuple[set, set]:
-    """Normalised first and last lines repeated often enough to be running headers/footers."""
-    firsts: Counter = Counter()
-    lasts: Counter = Counter()
-    for text in pages:
-        first, last = _edge_lines(text)
-        if first:
-            firsts[_VARIABLE.sub("#", first)] += 1
-        if last:
-            lasts[_VARIABLE.sub("#", last)] += 1
-    need = max(_HEADER_MIN_PAGES, _HEADER_MIN_SHARE * len(pages))
-    return ({k for k, n in firsts.items() if n >= need}, {k for k, n in lasts.items() if n >= need})
+    A cut line is recorded with ``builder.drop`` and left out with its newline, so the page's
+    remaining lines keep their order and nothing else moves.
+    """
+    if not cuts:
+        return text
+    lines = text.split("\n")
+    kept = []
+    for k, line in enumerate(lines):
+        label = cuts.get(k)
+        if label is None or LABELS[label] in keep:
+            kept.append(line)
+        else:
+            builder.drop(label, line)
+    return "\n".join(kept).strip()
 
 
 def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
@@ -143,19 +148,27 @@ def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DE
             pages = [_page_text(pdf, i, doc) for i in range(count)]
         finally:
             pdf.close()
-    headers, footers = _running_lines(pages)
+    furniture = Furniture(pages)
     builder = TextBuilder()
     stack: List[Tuple[int, str]] = []
     empty = 0
-    for index, text in enumerate(pages):
-        if not text:
+    after_contents = False  # the previous page was a contents page
+    for index, raw in enumerate(pages):
+        if not raw:
             empty += 1
-        first, last = _edge_lines(text)
+        lines = raw.split("\n")
+        edges = furniture.cut(index, lines)
+        body = ["" if k in edges else line for k, line in enumerate(lines)]
+        contents = contents_lines(body, after_contents)
+        after_contents = bool(contents) and 2 * len(contents) >= sum(1 for line in body if line.strip())
+        text = _cut_page(raw, {**edges, **contents}, keep, builder)
         flags: Dict[str, str] = {}
-        if first and _VARIABLE.sub("#", first) in headers:
-            flags["page_header"] = first
-        if last and _VARIABLE.sub("#", last) in footers:
-            flags["page_footer"] = last
+        if "page_furniture" in keep and edges:  # flagged only while the lines stay in the text
+            filled = [k for k, line in enumerate(lines) if line.strip()]
+            if filled[0] in edges and edges[filled[0]] != "running footer":
+                flags["page_header"] = lines[filled[0]].strip()
+            if filled[-1] in edges and edges[filled[-1]] != "running header" and len(filled) > 1:
+                flags["page_footer"] = lines[filled[-1]].strip()
         # Segments of the page, each with the heading path in force from its start. A
         # bookmark whose title is not found in the text applies from the current position.
         segments = [[0, tuple(t for _, t in stack), stack[-1][0] if stack else 0]]

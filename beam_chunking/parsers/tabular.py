@@ -23,7 +23,7 @@ from beam_chunking.errors import ParseError
 from beam_chunking.parsers._build import TextBuilder, clean
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers._zipsafe import open_container
-from beam_chunking.parsers.decode import decode_text
+from beam_chunking.parsers.decode import decode
 from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument
@@ -84,7 +84,8 @@ def parse_delimited(doc: Document, *, errors: str = "strict", limits: ParseLimit
         limits: ``limits.max_rows`` caps the data rows (default 1,000,000).
         keep: Unused (nothing is dropped from this format); accepted for a uniform signature.
     """
-    text, replaced = decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
+    decoded = decode(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
+    text = decoded.text
     delimiter = "\t" if doc.content_type == "text/tab-separated-values" else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     builder = TextBuilder()
@@ -95,7 +96,7 @@ def parse_delimited(doc: Document, *, errors: str = "strict", limits: ParseLimit
     except csv.Error as exc:
         raise ParseError(f"malformed {'TSV' if delimiter == chr(9) else 'CSV'} near line {reader.line_num}: {exc}",
                          document_id=doc.id, uri=doc.uri) from None
-    return builder.build(doc, {"decode_replacements": replaced} if replaced else {})
+    return builder.build(doc, decoded.metadata())
 
 
 def parse_xlsx(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,

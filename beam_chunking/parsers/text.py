@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import FrozenSet
 
-from beam_chunking.parsers.decode import decode_text
+from beam_chunking.parsers.decode import decode
 from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument, Section
@@ -13,16 +13,18 @@ def parse_text(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
                keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
     """Decode ``doc`` and return it as a single section of kind ``"text"``.
 
+    The metadata records the ``encoding`` and ``encoding_confidence`` the text was decoded with.
+
     Args:
         doc: The raw document.
-        errors: Decoding policy, ``"strict"`` or ``"replace"`` (see :func:`decode_text`).
+        errors: Decoding policy for bytes in no known encoding, ``"strict"`` (default: fail)
+            or ``"replace"`` (U+FFFD, counted); see :func:`~beam_chunking.parsers.decode.decode`.
         limits: Unused; accepted for a uniform parser signature.
         keep: Names of :data:`~beam_chunking.parsers.drops.DROPS` to keep instead of dropping.
             Default none.
     """
-    text, replaced = decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
-    meta = dict(doc.metadata)
-    if replaced:
-        meta["decode_replacements"] = replaced
+    decoded = decode(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
+    text = decoded.text
+    meta = {**doc.metadata, **decoded.metadata()}
     sections = (Section(0, len(text)),) if text else ()
     return ParsedDocument(doc.id, doc.uri, doc.content_type, text, sections, meta)

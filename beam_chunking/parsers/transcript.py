@@ -18,11 +18,9 @@ from beam_chunking.parsers._optional import require
 from beam_chunking.parsers.decode import decode_text
 from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.parsers.sniff import WEBVTT
 from beam_chunking.types import Document, ParsedDocument
 
-#: Content types of the two formats.
-WEBVTT = "text/vtt"
-SUBRIP = "application/x-subrip"
 
 _TAG = re.compile(r"<[^>]*>|\{\\[^}]*\}")
 _CLOCK = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{1,2})(?:[.,](\d{1,3}))?$")

@@ -27,6 +27,8 @@ Read the files, parse, chunk and write OUTPUT/chunks and OUTPUT/documents (Parqu
 job options:
   --input PATTERN           files to read, local or gs:// (* within a folder, ** across); repeatable
   --exclude PATTERN         leave out matched files (fnmatch on the full path); repeatable
+  --content-type PAT=TYPE   force the content type of matching files (fnmatch on the full path, as
+                            --exclude), e.g. '*.log=text/plain'; repeatable, the first match wins
   --output DIR              output folder; refused when not empty, unless --overwrite
   --overwrite               replace the previous output (it stays intact until the new one is complete)
   --config SPEC.yaml        a YAML spec; flags override its keys
@@ -35,7 +37,8 @@ job options:
   --overlap N               shared with the previous chunk, in the same unit
   --OPTION VALUE            any other strategy option (--tokenizer gpt-4o, --breakpoint-percentile 0.3 ...)
   --token-counter NAME      fills token_count for character strategies: cl100k_base (default) or none
-  --decode-errors MODE      strict (default: a bad byte fails the document) or replace
+  --decode-errors MODE      text that is neither UTF-8 nor a legacy encoding charset-normalizer
+                            recognises: strict (default: the document fails) or replace (U+FFFD)
   --keep PART               keep what parsers drop by default: page_furniture (running headers,
                             footers, page numbers) or contents (tables of contents); repeatable
   --compression CODEC       zstd (default), snappy, gzip or none

@@ -1,11 +1,13 @@
 """Pipeline options: the chunking job's own flags beside every Beam option."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Dict, List, Tuple
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from beam_chunking.llm.config import LLMConfig
 from beam_chunking.parsers.decode import ERROR_POLICIES
 from beam_chunking.parsers.drops import DROPS
 from beam_chunking.schema import COMPRESSIONS
@@ -27,9 +29,29 @@ def strategy_flags() -> Dict[str, Tuple[str, List[str]]]:
     flags: Dict[str, Tuple[str, List[str]]] = {}
     for strategy, cls in sorted(registry().items()):
         for option in options(cls):
+            if option.name == "llm":  # the job's --llm-* flags set it (a dedicated one: the spec)
+                continue
             help_text, owners = flags.get(option.name, (option.help, []))
             flags[option.name] = (help_text or option.help, owners + [strategy])
     return flags
+
+
+#: Prefix of the parsed-argument names that hold chat-model options (``--llm-model`` ...).
+LLM_PREFIX = "llm__"
+
+
+def llm_flags() -> List[Tuple[str, str]]:
+    """``(option, help)`` of every :class:`~beam_chunking.llm.LLMConfig` field: ``--llm-<option>``."""
+    from beam_chunking.registry import docstring_args
+
+    helps = docstring_args(LLMConfig)
+    return [(f.name, helps.get(f.name, "")) for f in dataclasses.fields(LLMConfig)]
+
+
+def llm_flag_values(opts: PipelineOptions) -> Dict[str, str]:
+    """The chat-model options given as flags, ``option -> raw text`` (YAML-parsed later)."""
+    return {k[len(LLM_PREFIX):]: v for k, v in opts.get_all_options().items()
+            if k.startswith(LLM_PREFIX) and v is not None}
 
 
 def strategy_flag_values(opts: PipelineOptions) -> Dict[str, str]:
@@ -41,14 +63,17 @@ def strategy_flag_values(opts: PipelineOptions) -> Dict[str, str]:
 class ChunkingOptions(PipelineOptions):
     """Flags of ``beam-chunking run`` (hyphen and underscore spellings both work).
 
-    ``--input`` (repeatable), ``--exclude`` (repeatable), ``--output``, ``--max-failures``
+    ``--input`` (repeatable), ``--exclude`` (repeatable), ``--content-type PATTERN=TYPE``
+    (repeatable: force the content type of the matching files), ``--output``, ``--max-failures``
     (a count or a percentage; default 0), ``--config`` (a YAML spec), ``--strategy`` (default
     ``recursive``), one flag per strategy option (``--max-chunk-size``, ``--overlap``,
     ``--tokenizer`` ..., in the strategy's unit; ``beam-chunking strategies`` lists them),
     ``--strategy-option KEY=VALUE`` (repeatable, the same options by name),
     ``--overwrite``, ``--token-counter`` (default ``cl100k_base``; ``none`` to skip),
     ``--decode-errors`` (``strict`` or ``replace``), ``--keep`` (repeatable: ``page_furniture``,
-    ``contents``), ``--compression`` (default ``zstd``),
+    ``contents``), ``--sanitise`` (repeatable: ``redact`` or ``package.module:function``), one
+    ``--llm-<option>`` flag per chat-model option (``--llm-model``, ``--llm-base-url`` ...),
+    ``--compression`` (default ``zstd``),
     ``--num-shards`` (default 0: the runner decides).
     """
 
@@ -58,6 +83,10 @@ class ChunkingOptions(PipelineOptions):
                             help="File pattern to read (local or gs://); repeatable.")
         parser.add_argument("--exclude", dest="exclude", action="append", default=None,
                             help="Pattern of matched files to leave out (fnmatch on the full path); repeatable.")
+        parser.add_argument("--content-type", "--content_type", dest="content_types", action="append", default=None,
+                            metavar="PATTERN=TYPE",
+                            help="Force the content type of the files matching PATTERN (fnmatch on the full path, "
+                                 "as --exclude), e.g. '*.log=text/plain'; repeatable, the first match wins.")
         parser.add_argument("--max-failures", "--max_failures", dest="max_failures", default=None,
                             help="Failed documents allowed before the exit code says so: a count or N%% (default 0).")
         parser.add_argument("--output", dest="output", default=None, help="Output folder for the Parquet tables.")
@@ -75,9 +104,16 @@ class ChunkingOptions(PipelineOptions):
                             help="Sizer filling token_count for character strategies (default cl100k_base).")
         # Values are checked by the spec, which names the key and the allowed values in one line.
         parser.add_argument("--decode-errors", "--decode_errors", dest="decode_errors", default=None,
-                            help=f"Invalid text bytes: {' or '.join(ERROR_POLICIES)}.")
+                            help="Text bytes that are neither UTF-8 nor in a recognised legacy encoding: "
+                                 f"{' or '.join(ERROR_POLICIES)}.")
         parser.add_argument("--keep", dest="keep", action="append", default=None,
                             help=f"Keep a part that parsers drop by default: {', '.join(sorted(DROPS))}; repeatable.")
+        parser.add_argument("--sanitise", dest="sanitise", action="append", default=None, metavar="NAME",
+                            help="Rewrite chunk text after chunking: 'redact' (e-mail addresses, phone numbers, "
+                                 "secrets) or package.module:function; repeatable.")
+        for name, help_text in llm_flags():
+            parser.add_argument(f"--llm-{name.replace('_', '-')}", f"--llm_{name}", dest=f"{LLM_PREFIX}{name}",
+                                default=None, metavar="VALUE", help=f"Chat model: {help_text}")
         parser.add_argument("--compression", dest="compression", default=None,
                             help=f"Parquet codec: {', '.join(COMPRESSIONS)}.")
         parser.add_argument("--num-shards", "--num_shards", dest="num_shards", default=None,

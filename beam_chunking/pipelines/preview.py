@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, TextIO, Tuple, Union
 
 
 from beam_chunking.errors import ChunkingError
@@ -40,7 +40,8 @@ def _visible(text: str) -> str:
                         text)
 
 
-def load_document(path: str, *, decode_errors: str = "strict", keep: Sequence[str] = ()) -> ParsedDocument:
+def load_document(path: str, *, decode_errors: str = "strict", keep: Sequence[str] = (),
+                  content_types: Union[Mapping[str, str], Sequence[Tuple[str, str]], None] = None) -> ParsedDocument:
     """Read a local file and parse it as the pipeline would.
 
     The URI is the absolute, normalised path, as in a pipeline run, so chunk ids match the
@@ -51,6 +52,8 @@ def load_document(path: str, *, decode_errors: str = "strict", keep: Sequence[st
         decode_errors: ``"strict"`` (default) or ``"replace"``.
         keep: Parts that parsers drop by default to keep instead (``"page_furniture"``,
             ``"contents"``). Default none.
+        content_types: Pattern -> content type forcing the file's type, as the job option
+            ``content_types`` (``{"*.log": "text/plain"}``). Default none: detected.
 
     Raises:
         OSError: The file cannot be read.
@@ -58,22 +61,24 @@ def load_document(path: str, *, decode_errors: str = "strict", keep: Sequence[st
             or it cannot be parsed (the message says why).
     """
     from beam_chunking.ids import document_id, normalize_uri
-    from beam_chunking.parsers import parse
+    from beam_chunking.parsers import check_content_types, parse
     from beam_chunking.parsers.compressed import gunzip, is_gzip
-    from beam_chunking.parsers.detect import detect_content_type
+    from beam_chunking.parsers.detect import content_type_pairs, detect_content_type
     from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
     from beam_chunking.types import Document
 
+    forced = content_type_pairs(check_content_types(content_types))
     uri = normalize_uri(path)
     with open(path, "rb") as f:
         data = f.read(DEFAULT_MAX_BYTES + 1)
     if len(data) > DEFAULT_MAX_BYTES:
         raise ChunkingError(f"larger than max_bytes={DEFAULT_MAX_BYTES}", uri=path)
-    name = path
+    name = uri
     if is_gzip(data):
         name, data = gunzip(path, data, DEFAULT_MAX_BYTES)
-    return parse(Document(document_id(uri), uri, data, detect_content_type(name, data)), decode_errors=decode_errors,
-                 keep=frozenset(keep))
+        name = normalize_uri(name)
+    ctype = detect_content_type(name, data, forced, source=uri)
+    return parse(Document(document_id(uri), uri, data, ctype), decode_errors=decode_errors, keep=frozenset(keep))
 
 
 def chunk_size(chunk: Chunk, unit: str) -> Tuple[int, str]:
@@ -161,7 +166,11 @@ def _parser() -> OneLineParser:
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="any other strategy option; VALUE is YAML (200, true, [a, b]); repeatable")
     p.add_argument("--decode-errors", choices=("strict", "replace"), default="strict",
-                   help="how invalid text bytes are handled (default strict)")
+                   help="text bytes that are neither UTF-8 nor in a recognised legacy encoding: strict "
+                        "(default: fail) or replace (U+FFFD)")
+    p.add_argument("--content-type", dest="content_types", action="append", default=[], metavar="PATTERN=TYPE",
+                   help="force the file's content type when PATTERN matches its full path (as the run flag), "
+                        "e.g. '*.log=text/plain'; repeatable")
     p.add_argument("--keep", action="append", default=[], metavar="PART", choices=sorted(DROPS),
                    help="keep a part that parsers drop by default (page_furniture, contents); repeatable")
     p.add_argument("--no-color", action="store_true", help="never colour (default: colour when stdout is a terminal)")
@@ -206,14 +215,15 @@ def preview_command(argv: List[str], stdout: Optional[TextIO] = None) -> int:
         2, with one line on stderr, for bad usage, an unknown strategy or option, or a file
         that cannot be read.
     """
-    from beam_chunking.pipelines.spec import build_strategy
+    from beam_chunking.pipelines.spec import build_strategy, content_type_items
 
     stdout = stdout or sys.stdout
     try:
         args = _parser().parse_args(argv)
         options = strategy_options(args)
         strategy = build_strategy(options, "strategy")
-        doc = load_document(args.file, decode_errors=args.decode_errors, keep=args.keep)
+        doc = load_document(args.file, decode_errors=args.decode_errors, keep=args.keep,
+                            content_types=content_type_items(args.content_types))
     except (UsageError, OSError, ChunkingError) as exc:
         parse_failed = isinstance(exc, ChunkingError) and not isinstance(exc, ValueError)
         message = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else str(exc)

@@ -14,8 +14,8 @@ from apache_beam.options.pipeline_options import (GoogleCloudOptions, PipelineOp
                                                   WorkerOptions)
 
 from beam_chunking.errors import ConfigError, MissingExtra
-from beam_chunking.pipelines.options import ChunkingOptions, strategy_flag_values
-from beam_chunking.pipelines.spec import option_items, option_value, parse_spec, read_spec_file
+from beam_chunking.pipelines.options import ChunkingOptions, llm_flag_values, strategy_flag_values
+from beam_chunking.pipelines.spec import content_type_items, option_items, option_value, parse_spec, read_spec_file
 from beam_chunking.config import JobConfig
 from beam_chunking.transforms import ChunkFiles
 from beam_chunking.pipelines.summary import RunSummary, summarize
@@ -113,19 +113,32 @@ def spec_from_options(opts: ChunkingOptions) -> JobConfig:
     """Overlay command-line flags on ``--config`` (flags win) and validate the result once.
 
     Strategy flags change the spec's strategy in place: ``--overlap 20`` with a spec naming
-    ``token`` keeps ``token``; ``--strategy`` switches it.
+    ``token`` keeps ``token``; ``--strategy`` switches it. ``--content-type`` patterns come
+    before the spec's ``content_types`` (so they win where both match) and replace a spec
+    entry of the same pattern.
     """
     data: Dict[str, Any] = read_spec_file(opts.config) if opts.config else {}
     source = opts.config or "command line"
     for key in ("input", "exclude", "output", "decode_errors", "keep", "compression", "num_shards", "max_failures"):
         if getattr(opts, key) is not None:
             data[key] = getattr(opts, key)
+    flag_types = content_type_items(opts.content_types or [])
+    spec_types = data.get("content_types") or {}
+    if flag_types and isinstance(spec_types, dict):  # else parse_spec refuses the spec's value
+        # Flags first: the first matching pattern wins.
+        data["content_types"] = {**flag_types, **{k: v for k, v in spec_types.items() if k not in flag_types}}
     if isinstance(data.get("num_shards"), str):  # from the command line: a number or a clear error
         data["num_shards"] = option_value(data["num_shards"])
     if opts.overwrite:
         data["overwrite"] = True
     if opts.token_counter is not None:
         data["token_counter"] = None if opts.token_counter.lower() == "none" else opts.token_counter
+    if opts.sanitise:
+        data["sanitise"] = list(opts.sanitise)
+    llm = {k: option_value(v) for k, v in llm_flag_values(opts).items()}
+    if llm:
+        base = data.get("llm") or {}
+        data["llm"] = {**(base if isinstance(base, dict) else {}), **llm}
     flags: Dict[str, Any] = {k: option_value(v) for k, v in strategy_flag_values(opts).items()}
     flags.update(option_items(opts.strategy_option or [], "--strategy-option"))
     if opts.strategy or flags:

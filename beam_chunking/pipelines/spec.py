@@ -3,6 +3,7 @@
 Example::
 
     input: docs/**
+    content_types: {"*.log": text/plain, "*/mail/*": message/rfc822}   # force a type by pattern
     output: out/
     overwrite: true
     strategy: {name: recursive, max_chunk_size: 800, overlap: 80}
@@ -16,6 +17,8 @@ Example::
     limits: {max_pages: 5000, max_rows: 1000000, max_compression_ratio: 200}
     keep: [page_furniture]         # keep what parsers drop by default (page_furniture, contents)
     refine: {max_chunk_size: 1500, embedder: minilm}   # sub-split oversized chunks
+    sanitise: {redact: [email, phone, secret], functions: ["mypkg.clean:strip_footer"]}
+    llm: {model: gpt-4o-mini, base_url: "http://127.0.0.1:8000/v1", cache: default}
     embed: minilm                  # or {model_path: m.onnx, tokenizer_path: tokenizer.json}
 
 Every error names the key path and the bad value, e.g.
@@ -24,7 +27,6 @@ Every error names the key path and the bad value, e.g.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from typing import Any, Dict, Sequence, Tuple
 
 import yaml
@@ -32,18 +34,22 @@ import yaml
 from beam_chunking.config import JobConfig
 from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
+from beam_chunking.llm.config import LLMConfig
+from beam_chunking.parsers import PARSERS, check_content_types, closest_content_type
 from beam_chunking.parsers.decode import ERROR_POLICIES
 from beam_chunking.parsers.drops import check_keep
 from beam_chunking.parsers.limits import ParseLimits
 from beam_chunking.refiners import Refined, SemanticRefiner
-from beam_chunking.registry import DEFAULT_STRATEGY, get, registry
+from beam_chunking.refiners.sanitise import PLACEHOLDERS, Sanitiser
+from beam_chunking.registry import DEFAULT_STRATEGY, get, options as strategy_options, registry
 from beam_chunking.schema import COMPRESSIONS, RESERVED_TYPES, encode_metadata_value
 from beam_chunking.sizing import get_sizer
 from beam_chunking.strategies import Router
 from beam_chunking.strategies.base import Chunker
 
-KEYS = ("input", "exclude", "output", "overwrite", "strategy", "routes", "token_counter", "decode_errors",
-        "compression", "metadata", "num_shards", "max_bytes", "limits", "keep", "refine", "embed", "max_failures")
+KEYS = ("input", "exclude", "content_types", "output", "overwrite", "strategy", "routes", "token_counter",
+        "decode_errors", "compression", "metadata", "num_shards", "max_bytes", "limits", "keep", "refine",
+        "sanitise", "embed", "llm", "max_failures")
 
 
 def _patterns(key: str, value: Any) -> Tuple[str, ...]:
@@ -111,6 +117,23 @@ def option_items(items: Sequence[str], flag: str) -> Dict[str, Any]:
     return options
 
 
+def content_type_items(items: Sequence[str], flag: str = "--content-type") -> Dict[str, str]:
+    """``PATTERN=TYPE`` words of a repeatable flag as a pattern -> content type mapping, in order.
+
+    The type is what follows the last ``=`` (content types hold none; a pattern may).
+
+    Raises:
+        ConfigError: an item without ``=``, or with an empty pattern or type, naming ``flag``.
+    """
+    out: Dict[str, str] = {}
+    for item in items:
+        pattern, sep, ctype = item.rpartition("=")
+        if not sep or not pattern.strip() or not ctype.strip():
+            raise ConfigError(f"{flag} {item!r}: expected PATTERN=TYPE, e.g. '*.log=text/plain'")
+        out[pattern.strip()] = ctype.strip()
+    return out
+
+
 def check_route_key(ctype: str) -> None:
     """Refuse a route key that no document can have: a content type without a parser, or a
     ``major/*`` wildcard that covers none.
@@ -118,13 +141,9 @@ def check_route_key(ctype: str) -> None:
     Raises:
         ConfigError: naming the key, with the closest known content type.
     """
-    from beam_chunking.parsers import PARSERS
-
     if ctype in PARSERS or (ctype.endswith("/*") and any(k.startswith(ctype[:-1]) for k in PARSERS)):
         return
-    close = difflib.get_close_matches(ctype, sorted(PARSERS), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(PARSERS))}"
-    raise ConfigError(f"routes.{ctype}: no document has this content type{hint}")
+    raise ConfigError(f"routes.{ctype}: no document has this content type{closest_content_type(ctype)}")
 
 
 def build_strategy(value: Any, path: str) -> Chunker:
@@ -143,8 +162,12 @@ def build_strategy(value: Any, path: str) -> Chunker:
     for key in options:
         if key not in known:
             raise ConfigError(f"{path}.{key}: unknown option of strategy {name!r} (options: {', '.join(sorted(known))})")
+    # A strategy inside a strategy (parent_child's parent and child) is spelled like the
+    # strategy itself: a name or {name: ..., **options}.
+    nested = {o.name for o in strategy_options(cls) if isinstance(o.default, Chunker)}
     # YAML has lists only; strategy fields hold tuples (hashable, picklable, comparable).
-    options = {k: _tuples(v) for k, v in options.items()}
+    options = {k: build_strategy(v, f"{path}.{k}") if k in nested and isinstance(v, (str, dict)) else _tuples(v)
+               for k, v in options.items()}
     try:
         return cls(**options)
     except ConfigError as exc:
@@ -153,6 +176,31 @@ def build_strategy(value: Any, path: str) -> Chunker:
         if exc.field == "overlap" and "overlap" not in options and "max_chunk_size" in options:
             hint = " (the default overlap; set a smaller one: --overlap N, or overlap: N in the spec)"
         raise ConfigError(f"{where}: {exc}{hint}", field=exc.field) from None
+
+
+def sanitiser(value: Any) -> Sanitiser:
+    """``sanitise:`` -> a :class:`~beam_chunking.refiners.sanitise.Sanitiser`.
+
+    Accepts ``redact`` (the built-in redactor), ``"package.module:function"``, a list of
+    those, or a mapping of ``Sanitiser`` options (``redact``, ``functions``).
+    """
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, (list, tuple)):
+        if not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"sanitise: expected 'redact' or 'package.module:function' names, got {value!r}")
+        value = {"redact": tuple(PLACEHOLDERS) if "redact" in value else (),
+                 "functions": tuple(v for v in value if v != "redact")}
+    if not isinstance(value, dict):
+        raise ConfigError(f"sanitise: expected a name, a list of names or a mapping, got {value!r}")
+    known = {f.name for f in dataclasses.fields(Sanitiser)}
+    for key in value:
+        if key not in known:
+            raise ConfigError(f"sanitise.{key}: unknown option (options: {', '.join(sorted(known))})")
+    try:
+        return Sanitiser(**{k: _tuples(v) for k, v in value.items()})
+    except ConfigError as exc:
+        raise ConfigError(f"sanitise.{exc.field}: {exc}", field=exc.field) from None
 
 
 def _refiner(value: Any) -> SemanticRefiner:
@@ -186,6 +234,11 @@ def parse_spec(data: Any, source: str = "spec") -> JobConfig:
     for key in ("input", "exclude"):
         if data.get(key) not in (None, [], ()):
             out[key] = _patterns(key, data[key])
+    if data.get("content_types") not in (None, {}):
+        if not isinstance(data["content_types"], dict):
+            raise ConfigError(f"content_types: expected a mapping of file pattern to content type "
+                              f"(\"*.log\": text/plain), got {data['content_types']!r}")
+        out["content_types"] = check_content_types(data["content_types"])
     if "output" in data:
         if not isinstance(data["output"], str) or not data["output"]:
             raise ConfigError(f"output: expected a non-empty string, got {data['output']!r}")
@@ -209,6 +262,14 @@ def parse_spec(data: Any, source: str = "spec") -> JobConfig:
     out["strategy"] = Router(built, default=default) if built else default
     if data.get("refine") is not None:
         out["strategy"] = Refined(out["strategy"], _refiner(data["refine"]))
+    if data.get("sanitise") not in (None, [], ()):
+        out["strategy"] = Refined(out["strategy"], sanitiser(data["sanitise"]))
+    if data.get("llm") is not None:
+        try:
+            out["llm"] = LLMConfig.of(data["llm"])
+        except ConfigError as exc:
+            where = f"llm.{exc.field}" if exc.field else "llm"
+            raise ConfigError(f"{where}: {exc}", field=exc.field) from None
     if data.get("embed") is not None:
         try:
             out["embed"] = resolve_embedder(_tuples(data["embed"]), "embed")

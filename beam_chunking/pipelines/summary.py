@@ -5,6 +5,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, Tuple
 
+from beam_chunking.schema import LLM_COLUMNS
 from beam_chunking.transforms.manifest import TABLES, read_manifest, read_table, table_files
 
 #: How many failure reasons the summary lists.
@@ -16,7 +17,9 @@ class RunSummary:
     """Counts of one finished run, read back from its documents table.
 
     ``by_content_type`` and ``by_strategy`` count documents per status; ``failures`` lists
-    the most common ``(error_type, stage, count, example uri, message)``.
+    the most common ``(error_type, stage, count, example uri, message)``; ``llm`` totals the
+    documents table's chat-model counters (empty when no strategy called a model);
+    ``parents`` counts the parents table's rows.
     """
 
     output: str
@@ -32,6 +35,8 @@ class RunSummary:
     by_strategy: Dict[str, Dict[str, int]] = field(default_factory=dict)
     failures: List[Tuple[str, str, int, str, str]] = field(default_factory=list)
     max_failures: str = "0"
+    llm: Dict[str, int] = field(default_factory=dict)
+    parents: int = 0
 
     def render(self) -> str:
         """A human-readable multi-line summary."""
@@ -42,6 +47,11 @@ class RunSummary:
             f"chunks:    {self.chunks}",
             f"bytes:     {self.bytes} ({mb:.2f} MB) in {self.seconds:.2f} s = {rate:.2f} MB/s",
         ]
+        if self.llm:
+            n = self.llm
+            lines.append(f"llm:       {n.get('llm_calls', 0)} calls ({n.get('llm_cached_calls', 0)} from the cache), "
+                         f"{n.get('llm_prompt_tokens', 0)} prompt + {n.get('llm_completion_tokens', 0)} completion "
+                         f"tokens, {n.get('llm_fallbacks', 0)} fallbacks to the source text")
         for title, groups in (("by content type", self.by_content_type), ("by strategy", self.by_strategy)):
             if groups:
                 lines.append(f"{title}:")
@@ -55,6 +65,9 @@ class RunSummary:
             f"chunks table:    {self.output}/chunks/ ({len(self.tables.get('chunks', []))} files)",
             f"documents table: {self.output}/documents/ ({len(self.tables.get('documents', []))} files)",
         ]
+        if self.parents:
+            lines.append(f"parents table:   {self.output}/parents/ ({self.parents} parents, "
+                         f"{len(self.tables.get('parents', []))} files)")
         return "\n".join(lines)
 
 
@@ -69,9 +82,9 @@ def summarize(output: str, seconds: float, max_failures: str = "0") -> RunSummar
     """Read the documents table of a finished run and count what happened."""
     output = output.rstrip("/")
     manifest = read_manifest(output)
-    tables = {table: table_files(output, table, manifest) for table in TABLES}
+    tables = {table: table_files(output, table, manifest) for table in TABLES if table in manifest["tables"]}
     columns = ["uri", "status", "chunk_count", "size_bytes", "content_type", "strategy", "stage", "error_type",
-               "error_message"]
+               "error_message", *LLM_COLUMNS]
     table = read_table(output, "documents", columns=columns)
     docs = table.to_pylist() if table is not None else []
     status = Counter(d["status"] for d in docs)
@@ -88,4 +101,7 @@ def summarize(output: str, seconds: float, max_failures: str = "0") -> RunSummar
         failures=[(etype, stage, len(ds), ds[0]["uri"], " ".join((ds[0]["error_message"] or "").split()))
                   for (etype, stage), ds in top],
         max_failures=max_failures,
+        llm={k: sum(d[k] or 0 for d in docs) for k in LLM_COLUMNS} if any(d["llm_calls"] is not None for d in docs)
+        else {},
+        parents=int((manifest.get("rows") or {}).get("parents", 0) or 0),
     )

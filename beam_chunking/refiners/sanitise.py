@@ -38,9 +38,12 @@ PLACEHOLDERS = {"email": "[EMAIL]", "phone": "[PHONE]", "secret": "[SECRET]"}
 
 
 def _phone(m: re.Match) -> str:
-    digits = sum(ch.isdigit() for ch in m.group(0))
-    if digits < 7 or digits > 15 or _NOT_PHONE.match(m.group(0)):
-        return m.group(0)  # a date, an address, a version: not a phone number
+    found = m.group(0)
+    digits = sum(ch.isdigit() for ch in found)
+    if digits < 7 or digits > 15 or _NOT_PHONE.match(found):
+        return found  # a date, an address, a version: not a phone number
+    if not re.search(r"[+()\-.]", found) and digits < 10:
+        return found  # "2024 2025": short groups split by spaces alone are numbers, not a phone
     return PLACEHOLDERS["phone"]
 
 
@@ -106,7 +109,8 @@ class Sanitiser:
 
     Args:
         redact: What the built-in redactor replaces: ``"email"`` (``[EMAIL]``), ``"phone"``
-            (``[PHONE]``: 7 to 15 digits in groups, not dates or IP addresses) and
+            (``[PHONE]``: 7 to 15 digits in groups, with ``+``, brackets, ``-`` or ``.``
+            between them or at least 10 digits; not dates or IP addresses) and
             ``"secret"`` (``[SECRET]``: private keys, AWS, GitHub, Slack, Google and
             OpenAI-style keys, JSON web tokens, and the values of ``password=``, ``token:``
             ... assignments). Default all three; ``()`` turns redaction off.

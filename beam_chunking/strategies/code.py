@@ -7,8 +7,10 @@ from typing import Any, Dict, List, Optional, Tuple
 from beam_chunking.errors import ConfigError
 from beam_chunking.parsers.code import CONTENT_TYPES, LANGUAGES
 from beam_chunking.strategies._code_outline import GRAMMARS, Outline, outline
-from beam_chunking.strategies.base import Chunker, make_chunk, require_overlap, require_positive, section_metadata
+from beam_chunking.strategies.base import (UNDERSIZED, Chunker, make_chunk, require_overlap, require_positive,
+                                           section_metadata)
 from beam_chunking.strategies.fixed import FixedSizeChunker
+from beam_chunking.text.fragments import effective_minimum, merge_undersized
 from beam_chunking.text.packing import split_levels
 from beam_chunking.types import Chunk, ParsedDocument
 
@@ -34,6 +36,12 @@ class CodeChunker(Chunker):
     or method of at most ``max_chunk_size - overlap`` characters always lands whole in one
     chunk. ``max_chunk_size`` is a hard ceiling with the overlap included.
 
+    A piece under ``min_chunk_size`` characters joins a neighbour when the joined chunk
+    still fits ``max_chunk_size - overlap``: the following piece for a block header whose
+    body did not fit beside it (``try:``, ``for x in y:``, ``class X(Base):``, a line
+    ending in ``{``), else the previous one, then the other. One that no neighbour can take
+    is kept with ``undersized=True``.
+
     The language comes from ``language``, else the section's ``language`` metadata (set by
     the code parser from the extension), else the content type; an unknown language uses
     generic boundaries (blank lines, then lines). Chunks carry ``language``, ``scope`` (the
@@ -48,6 +56,9 @@ class CodeChunker(Chunker):
             Default 0 (overlap rarely helps code retrieval).
         language: Force a language (``"python"``...); default ``None`` (detect).
         parser: ``"auto"`` (default), ``"tree-sitter"`` (also for Python) or ``"heuristic"``.
+        min_chunk_size: Smallest chunk kept alone, in characters; at most a quarter of
+            ``max_chunk_size`` applies; 0 turns it off. Default 100 (a block header and a
+            short statement or two).
     """
 
     name = "code"
@@ -55,10 +66,12 @@ class CodeChunker(Chunker):
     overlap: int = 0
     language: Optional[str] = None
     parser: str = "auto"
+    min_chunk_size: int = 100
 
     def __post_init__(self) -> None:
         require_positive("CodeChunker", "max_chunk_size", self.max_chunk_size)
         require_overlap("CodeChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
+        require_positive("CodeChunker", "min_chunk_size", self.min_chunk_size, minimum=0)
         if self.parser not in PARSERS:
             raise ConfigError(f"CodeChunker.parser={self.parser!r} must be one of {PARSERS}", field="parser")
         known = set(LANGUAGES.values())
@@ -73,6 +86,12 @@ class CodeChunker(Chunker):
 
     def spans(self, text: str, start: int, end: int, language: str) -> Tuple[List[Tuple[int, int]], Outline]:
         """``(start, end)`` chunks of one section and the outline they were cut on."""
+        pieces, shape, _ = self.sized_spans(text, start, end, language)
+        return pieces, shape
+
+    def sized_spans(self, text: str, start: int, end: int, language: str
+                    ) -> Tuple[List[Tuple[int, int]], Outline, set]:
+        """Like :meth:`spans`, plus the ``(start, end)`` chunks still under the minimum."""
         shape = outline(language, text, start, end, self.parser)
         budget = self.max_chunk_size - self.overlap
 
@@ -82,10 +101,16 @@ class CodeChunker(Chunker):
         def fallback(s: int, e: int) -> List[Tuple[int, int]]:  # one line over the budget
             return [(a, b) for a, b, _ in FixedSizeChunker(max_chunk_size=budget, overlap=0).section_spans(text, s, e)]
 
-        pieces = [(s, e) for s, e, _ in split_levels(text, shape.lines, shape.scores, budget, measure, fallback)]
+        minimum = effective_minimum(self.min_chunk_size, self.max_chunk_size)
+        pieces = [(s, e) for s, e, _ in split_levels(text, shape.lines, shape.scores, budget, measure, fallback,
+                                                     min_size=minimum)]
+        # Joined before the overlap is added, against the same budget, so the ceiling holds.
+        merged = merge_undersized(text, pieces, minimum, budget, measure)
+        pieces = [(s, e) for s, e, _ in merged]
+        flagged = [small for _, _, small in merged]
         if self.overlap:
             pieces = self._with_overlap(text, start, pieces)
-        return pieces, shape
+        return pieces, shape, {p for p, small in zip(pieces, flagged) if small}
 
     def _with_overlap(self, text: str, floor: int, pieces: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
         out = pieces[:1]
@@ -111,9 +136,11 @@ class CodeChunker(Chunker):
         for section in doc.sections:
             base = section_metadata(doc, section)
             language = self.language_of(doc, base)
-            pieces, shape = self.spans(doc.text, section.start, section.end, language)
+            pieces, shape, small = self.sized_spans(doc.text, section.start, section.end, language)
             for s, e in pieces:
                 meta = dict(base, chunk_kind="code", parser=shape.parser)
+                if (s, e) in small:
+                    meta[UNDERSIZED] = True
                 if language != "generic":
                     meta["language"] = language
                 scope, symbols = _scope(shape.definitions, s, e)

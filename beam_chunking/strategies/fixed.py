@@ -25,6 +25,10 @@ class FixedSizeChunker(SectionChunker):
     Args:
         max_chunk_size: Ceiling per chunk, in characters (code points). Default 512.
         overlap: Characters shared with the previous chunk, at most. Default 50.
+        min_chunk_size: Smallest chunk kept alone, in characters: a shorter one (a section's
+            tail, a heading line) joins a neighbour, or is rebalanced with it, when the
+            result fits ``max_chunk_size``; else it is kept with ``undersized=True``. At
+            most a quarter of ``max_chunk_size`` applies; 0 turns it off. Default 64.
 
     Example:
         >>> [c.text for c in FixedSizeChunker(max_chunk_size=10, overlap=0).chunk("alpha beta gamma")]
@@ -34,10 +38,12 @@ class FixedSizeChunker(SectionChunker):
     name = "fixed"
     max_chunk_size: int = 512
     overlap: int = 50
+    min_chunk_size: int = 64
 
     def __post_init__(self) -> None:
         require_positive("FixedSizeChunker", "max_chunk_size", self.max_chunk_size)
         require_overlap("FixedSizeChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
+        require_positive("FixedSizeChunker", "min_chunk_size", self.min_chunk_size, minimum=0)
 
     def section_spans(self, text: str, start: int, end: int) -> Iterator[Span]:
         """Yield the windows of ``text[start:end]`` as ``(start, end, None)``."""

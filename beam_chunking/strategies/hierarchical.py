@@ -51,7 +51,12 @@ class HierarchicalChunker(Chunker):
     ``max_depth`` levels of the heading path; text before the first heading is a chunk of
     its own. Headings come from the parser (Markdown, HTML, DOCX, the PDF outline) and, in
     sections the parser left without structure (``heading_detection="unstructured"``, the
-    default), from ``heading_patterns`` matched against paragraph-initial lines.
+    default), from ``heading_patterns`` matched against paragraph-initial lines (after a
+    blank line, or after a line that ends a sentence in text written with single newlines;
+    see :func:`~beam_chunking.text.headings.find_headings`). A heading with no body of its
+    own (``2 Methods`` right before ``2.1 Data``) is not a chunk alone: it starts the chunk
+    of its first subsection, which then carries the outer heading's path (``legal`` keeps
+    one chunk per clause instead).
 
     **Size is ignored by design**: a subtree is as long as the document makes it, and there
     is no overlap between disjoint subtrees. Bound it with a refiner (``SemanticRefiner``)
@@ -64,8 +69,8 @@ class HierarchicalChunker(Chunker):
     Args:
         max_depth: Deepest heading level that starts a chunk (path length). Default 3.
         heading_patterns: ``(regex, level)`` pairs for plain-text headings (see
-            :mod:`beam_chunking.text.headings`). Default: Markdown ATX, numbered
-            ("2.1 Setup") and "Chapter/Part N" lines.
+            :mod:`beam_chunking.text.headings`). Default: Markdown ATX (in ``text/markdown``
+            documents only), numbered ("2.1 Setup") and "Chapter/Part N" lines.
         heading_detection: Where patterns run: ``"unstructured"`` (sections without a parser
             heading; default), ``"always"`` (inside every section, nested under the parser's
             heading) or ``"never"``.
@@ -78,6 +83,9 @@ class HierarchicalChunker(Chunker):
     #: Templates built on this class stamp ``template`` and name their top-level heading.
     template: ClassVar[str] = ""
     top_key: ClassVar[str] = ""
+    #: Join a group that is its heading line alone to its first child subtree (legal clauses
+    #: keep one chunk per clause number instead).
+    join_bare_headings: ClassVar[bool] = True
     max_depth: int = 3
     heading_patterns: Tuple[Pattern, ...] = DEFAULT_PATTERNS
     heading_detection: str = "unstructured"
@@ -101,8 +109,12 @@ class HierarchicalChunker(Chunker):
         sections they also carry over to the following unstructured sections (a PDF page
         without an outline entry continues the heading found on an earlier page), and a
         section's flagged running header line is skipped before looking for a heading.
+        Markdown ``#`` patterns (those with a ``hashes`` group) apply to ``text/markdown``
+        documents only: elsewhere a ``# `` line is a shell prompt or a comment.
         """
         compiled = self._compiled
+        if doc.content_type != "text/markdown":
+            compiled = tuple((regex, level) for regex, level in compiled if "hashes" not in regex.groupindex)
         text = doc.text
         out: List[Unit] = []
         carried: List[Tuple[int, str]] = []  # detected headings in force across unstructured sections
@@ -143,7 +155,16 @@ class HierarchicalChunker(Chunker):
         return out
 
     def groups(self, doc: ParsedDocument) -> List[Group]:
-        """Group units into subtrees: a new group at each heading of depth <= ``max_depth``."""
+        """Group units into subtrees: a new group at each heading of depth <= ``max_depth``.
+
+        A group that is only its heading line (``2 Methods`` right before ``2.1 Setup``) joins
+        the group after it when that one is its child subtree, so a heading is not a chunk on
+        its own while it has a body; the joined group keeps the parent's path and label.
+        """
+        groups = self._subtrees(doc)
+        return _join_bare_headings(doc.text, groups) if self.join_bare_headings else groups
+
+    def _subtrees(self, doc: ParsedDocument) -> List[Group]:
         groups: List[Group] = []
         current: List[Unit] = []
         key: Tuple[str, ...] = ()
@@ -182,6 +203,18 @@ class HierarchicalChunker(Chunker):
     def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
         """Return one chunk per heading subtree."""
         return self.chunk_with_drops(doc)[0]
+
+
+def _join_bare_headings(text: str, groups: List[Group]) -> List[Group]:
+    out: List[Group] = []
+    for group in groups:
+        prev = out[-1] if out else None
+        if (prev is not None and prev.path and len(group.path) > len(prev.path)
+                and group.path[:len(prev.path)] == prev.path and "\n" not in text[prev.start:prev.end].strip()):
+            out[-1] = Group(prev.path, prev.units + group.units, prev.label)
+            continue
+        out.append(group)
+    return out
 
 
 def subtree_metadata(group: Group) -> Dict[str, Any]:

@@ -13,6 +13,7 @@ from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.strategies.base import (Chunker, make_chunk, make_chunks, require_overlap, require_positive,
                                            section_metadata)
 from beam_chunking.strategies.token import TokenChunker
+from beam_chunking.text.fragments import effective_minimum
 from beam_chunking.text.spans import skip_space, trim_end
 from beam_chunking.types import Chunk, ParsedDocument
 
@@ -53,11 +54,19 @@ class LateChunker(Chunker):
     a warning is logged) to be embedded downstream; ``KeyboardInterrupt`` and cancellation
     propagate.
 
+    A section's last window with fewer than ``min_chunk_size`` tokens (possible when
+    ``overlap`` is below it) starts earlier instead, so it holds ``min_chunk_size`` tokens:
+    it then shares more than ``overlap`` tokens with the window before it, never more than
+    the ceiling allows.
+
     Args:
         embedder: ``"minilm"`` (default), a mapping of ``OnnxEmbedder`` options, or an object
             with ``embed_tokens(text)``.
         max_chunk_size: Model tokens per chunk, overlap included. Default 256.
         overlap: Model tokens shared by neighbouring chunks. Default 32.
+        min_chunk_size: Fewest model tokens in a section's last window when the section has
+            more than one; at most a quarter of ``max_chunk_size`` applies; 0 turns it off.
+            Default 16.
     """
 
     name = "late"
@@ -65,10 +74,12 @@ class LateChunker(Chunker):
     embedder: Any = "minilm"
     max_chunk_size: int = 256
     overlap: int = 32
+    min_chunk_size: int = 16
 
     def __post_init__(self) -> None:
         require_positive("LateChunker", "max_chunk_size", self.max_chunk_size)
         require_overlap("LateChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
+        require_positive("LateChunker", "min_chunk_size", self.min_chunk_size, minimum=0)
         object.__setattr__(self, "_model", resolve_embedder(self.embedder, "LateChunker"))
 
     def setup(self) -> None:
@@ -111,10 +122,15 @@ class LateChunker(Chunker):
             base = section.start
             late_meta = dict(meta, embedding_model=name, late_chunking=True)
             step = self.max_chunk_size - self.overlap
+            minimum = effective_minimum(self.min_chunk_size, self.max_chunk_size)
             i = 0
             prev_start = -1
             while True:
                 j = min(i + self.max_chunk_size, n)
+                if j == n and i > 0 and j - i < minimum:
+                    # A short tail: start the last window earlier rather than emit a fragment.
+                    # The window before ended before n, so n - minimum still lies after its start.
+                    i = n - minimum
                 first, last = keep[i], keep[j - 1]
                 s = base + int(offsets[first][0])
                 e = base + int(offsets[last][1])

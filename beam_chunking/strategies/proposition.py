@@ -14,7 +14,7 @@ from beam_chunking.errors import ConfigError, LLMError
 from beam_chunking.llm import LLMConfig, LLMUsage, shared_client
 from beam_chunking.llm.replies import parse_json, string_items
 from beam_chunking.sizing import TiktokenSizer, tiktoken_sizer
-from beam_chunking.strategies.base import Chunker, make_chunk, require_positive, section_metadata
+from beam_chunking.strategies.base import Chunker, Outcome, make_chunk, require_positive, section_metadata
 from beam_chunking.text.tokens import token_windows
 from beam_chunking.types import Chunk, ParsedDocument, Section
 
@@ -59,7 +59,7 @@ def _passage_metadata(doc: ParsedDocument, sections: Sequence[Section]) -> Dict[
 
 @dataclass(frozen=True)
 class PropositionChunker(Chunker):
-    """Each passage of the document becomes its propositions, as chunks of their own.
+    """Each passage becomes its propositions, one chunk each, at one chat-model call per passage.
 
     The document's sections are packed in order into passages of at most
     ``max_passage_tokens`` tokens (no overlap; a longer section is cut into token windows),
@@ -157,6 +157,11 @@ class PropositionChunker(Chunker):
         """Return the propositions (or fallback passages) of ``doc`` in document order."""
         return self.chunk_with_usage(doc)[0]
 
+    def chunk_outcome(self, doc: ParsedDocument) -> Outcome:
+        """The chunks, with the model calls' cost as documents-table counters."""
+        chunks, usage = self.chunk_with_usage(doc)
+        return Outcome(chunks, counts=usage.columns())
+
     def chunk_with_usage(self, doc: ParsedDocument) -> Tuple[List[Chunk], LLMUsage]:
         """Return the chunks and what the model calls cost (see :class:`LLMUsage`)."""
         passages = self.passages(doc)
@@ -203,6 +208,6 @@ class PropositionChunker(Chunker):
                                   token_count=passage.tokens, metadata=meta))
         meta = {**passage.metadata, **span, "chunk_kind": "proposition", "rewrite": True}
         for k, text in enumerate(propositions, start=1):
-            out.append(Chunk(doc.id, index + len(out), passage.start, passage.end, text, self.sizer.count(text),
-                             meta, None, k))
+            out.append(make_chunk(doc, index=index + len(out), start=passage.start, end=passage.end,
+                                  token_count=self.sizer.count(text), metadata=meta, ordinal=k, rewrite=text))
         return out

@@ -36,6 +36,10 @@ class RecursiveChunker(SectionChunker):
         overlap: Characters taken from the previous chunk, at most. Default 50.
         separators: Separators from coarsest to finest. Default
             ``("\\n\\n", "\\n", ". ", " ", "")``.
+        min_chunk_size: Smallest chunk kept alone, in characters: a shorter one (a section's
+            tail, a heading line) joins a neighbour, or is rebalanced with it, when the
+            result fits ``max_chunk_size``; else it is kept with ``undersized=True``. At
+            most a quarter of ``max_chunk_size`` applies; 0 turns it off. Default 64.
 
     Example:
         >>> [c.text for c in RecursiveChunker(max_chunk_size=8, overlap=0).chunk("A. B. C")]
@@ -46,10 +50,12 @@ class RecursiveChunker(SectionChunker):
     max_chunk_size: int = 512
     overlap: int = 50
     separators: Tuple[str, ...] = DEFAULT_SEPARATORS
+    min_chunk_size: int = 64
 
     def __post_init__(self) -> None:
         require_positive("RecursiveChunker", "max_chunk_size", self.max_chunk_size)
         require_overlap("RecursiveChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
+        require_positive("RecursiveChunker", "min_chunk_size", self.min_chunk_size, minimum=0)
         seps = tuple(self.separators)
         if not seps or not all(isinstance(s, str) for s in seps):
             raise ConfigError(f"RecursiveChunker.separators must be a non-empty list of strings, got {self.separators!r}", field="separators")

@@ -74,6 +74,10 @@ class Router(Chunker):
         """Chunk ``doc`` with its routed strategy, reporting that strategy's drops."""
         return self.select(doc).chunk_with_drops(doc)
 
+    def chunk_outcome(self, doc: ParsedDocument):
+        """The routed strategy's outcome for ``doc``."""
+        return self.select(doc).chunk_outcome(doc)
+
     def strategies(self) -> Dict[str, Chunker]:
         """All routes, with ``"*"`` for the default."""
         out = dict(self.routes)

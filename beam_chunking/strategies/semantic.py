@@ -1,6 +1,7 @@
 """Semantic chunking: sentences grouped where meaning holds, cut where similarity drops."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -9,8 +10,10 @@ import numpy as np
 from beam_chunking.embeddings.base import embed_batches, normalize
 from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
-from beam_chunking.strategies.base import Chunker, make_chunk, require_positive, section_metadata
+from beam_chunking.strategies.base import (UNDERSIZED, Chunker, join_soft_sections, make_chunk, require_positive,
+                                           section_metadata)
 from beam_chunking.strategies.recursive import RecursiveChunker
+from beam_chunking.text.fragments import merge_undersized
 from beam_chunking.text.packing import greedy_groups
 from beam_chunking.text.sentences import sentence_spans
 from beam_chunking.text.spans import trim_span
@@ -86,19 +89,26 @@ class SemanticChunker(Chunker):
       a value above 1 is rejected with that hint); or
     - ``similarity_threshold`` when set (e.g. 0.5).
 
-    Sections (headings, pages, slides) are hard boundaries. In percentile mode groups shorter
+    Headings, pages and slides are hard boundaries. In percentile mode groups shorter
     than ``min_chunk_size`` characters merge into their more similar neighbour, and groups over
     ``max_chunk_size`` are split at sentence boundaries (a longer sentence by characters):
-    ``max_chunk_size`` is a hard ceiling in both modes. Sizes are in characters.
+    ``max_chunk_size`` is a hard ceiling in both modes. Then, in both modes, a chunk still
+    under ``min_chunk_size`` (the tail of a split group, a lone table-cell end) joins its
+    neighbour in the section when the joined chunk fits, else a chunk of the neighbouring
+    section when both have the same heading path and page and nothing was left out between
+    them (an HTML caption and its table), and is otherwise kept with ``undersized=True``.
+    Sizes are in characters.
 
     ``document_level=True`` embeds all sections of a document in one call and merges adjacent
     sections whose similarity reaches ``similarity_threshold`` (0.5 when unset) while they fit
     ``max_chunk_size``; merged chunks report ``page``/``page_end`` as min/max. Oversized
     sections go through the sentence path.
 
-    With ``reuse_embeddings`` (default) each chunk of whole sentences gets the normalised mean
-    of its sentence vectors as its embedding, with ``embedding_model`` metadata, so an
-    embedding stage with the same model does not embed it again.
+    With ``reuse_embeddings`` (default) every chunk gets an embedding, with ``embedding_model``
+    metadata, so an embedding stage with the same model does not embed it again: a chunk of
+    whole sentences gets the normalised mean of its sentence vectors; a piece of a sentence
+    longer than ``max_chunk_size`` (cut by characters, so no sentence vector describes it)
+    is embedded on its own, in one extra batched pass per document.
 
     Args:
         embedder: ``"minilm"`` (default, the ``minilm`` extra), a mapping of ``OnnxEmbedder``
@@ -106,7 +116,8 @@ class SemanticChunker(Chunker):
         breakpoint_percentile: 0-1. Default 0.25.
         similarity_threshold: Cosine similarity below which to cut; ``None`` (default) uses
             the percentile.
-        min_chunk_size: Characters; smaller groups merge. Default 100.
+        min_chunk_size: Smallest chunk kept alone, in characters; smaller groups merge
+            (0 turns it off; it may not exceed ``max_chunk_size``). Default 100.
         max_chunk_size: Characters; hard ceiling. Default 1500.
         batch_size: Sentences per embedder call. Default 32.
         document_level: Merge whole sections by similarity first. Default ``False``.
@@ -164,6 +175,20 @@ class SemanticChunker(Chunker):
             out.extend(pack_sentences(text, spans[a:b], self.max_chunk_size))
         return out
 
+    def _join_small(self, text: str, groups: List[List[Span]]) -> List[Tuple[List[Span], bool]]:
+        """Groups after the minimum-size pass, each with its ``undersized`` flag."""
+        bounds = [(g[0][0], g[-1][1]) for g in groups]
+        merged = merge_undersized(text, bounds, self.min_chunk_size, self.max_chunk_size, lambda s, e: e - s)
+        out: List[Tuple[List[Span], bool]] = []
+        k = 0
+        for s, e, small in merged:
+            joined: List[Span] = []
+            while k < len(groups) and groups[k][-1][1] <= e:  # the groups the joined span covers
+                joined.extend(groups[k])
+                k += 1
+            out.append((joined, small))
+        return out
+
     def _merge_small(self, spans: List[Span], sims: np.ndarray, groups: List[Span]) -> List[Span]:
         def size(g: Span) -> int:
             return spans[g[1] - 1][1] - spans[g[0]][0]
@@ -202,9 +227,30 @@ class SemanticChunker(Chunker):
             vectors.add([text[s:e] for s, e in spans])
         vectors.compute()
         chunks: List[Chunk] = []
-        for section, spans in per_section:
+        owners: List[int] = []  # the section index of each chunk
+        for k, (section, spans) in enumerate(per_section):
             self._emit(doc, section_metadata(doc, section), spans, vectors, chunks)
-        return chunks
+            owners.extend([k] * (len(chunks) - len(owners)))
+        if any(c.metadata.get(UNDERSIZED) for c in chunks):
+            # A joined chunk has no vector yet: _fill_vectors embeds it.
+            chunks = join_soft_sections(doc, chunks, owners, self.min_chunk_size, self.max_chunk_size,
+                                        lambda s, e: (e - s, None))
+        return self._fill_vectors(chunks)
+
+    def _fill_vectors(self, chunks: List[Chunk]) -> List[Chunk]:
+        """Embed the chunks no sentence vector describes (pieces of over-long sentences)."""
+        if not self.reuse_embeddings:
+            return chunks
+        missing = [k for k, c in enumerate(chunks) if c.embedding is None]
+        if not missing:
+            return chunks
+        vecs = normalize(embed_batches(self._model, [chunks[k].text for k in missing], self.batch_size))
+        name = getattr(self._model, "name", type(self._model).__name__)
+        out = list(chunks)
+        for k, vec in zip(missing, vecs):
+            out[k] = dataclasses.replace(chunks[k], embedding=vec.tolist(),
+                                         metadata=dict(chunks[k].metadata, embedding_model=name))
+        return out
 
     def _emit(self, doc: ParsedDocument, meta: Dict[str, Any], spans: List[Span], vectors: SentenceVectors,
               chunks: List[Chunk]) -> None:
@@ -214,14 +260,14 @@ class SemanticChunker(Chunker):
         vecs = vectors.of([text[s:e] for s, e in spans])
         sims = np.einsum("ij,ij->i", vecs[:-1], vecs[1:]) if len(spans) > 1 else np.zeros(0)
         whole = {s: k for k, s in enumerate(spans)}
-        for group in self._groups(text, spans, sims):
+        for group, small in self._join_small(text, self._groups(text, spans, sims)):
             s, e = group[0][0], group[-1][1]
             embedding = None
-            extra = meta
+            extra = dict(meta, **{UNDERSIZED: True}) if small else meta
             if self.reuse_embeddings and all(g in whole for g in group):
                 idx = [whole[g] for g in group]
                 embedding = normalize(vecs[idx].mean(axis=0, keepdims=True))[0].tolist()
-                extra = dict(meta, embedding_model=getattr(self._model, "name", type(self._model).__name__))
+                extra = dict(extra, embedding_model=getattr(self._model, "name", type(self._model).__name__))
             chunks.append(make_chunk(doc, index=len(chunks), start=s, end=e, token_count=None, metadata=extra,
                                      embedding=embedding))
 
@@ -261,4 +307,4 @@ class SemanticChunker(Chunker):
                         vectors.add([text[a:b] for a, b in sentence_spans(text, big.start, big.end)])
                 vectors.compute()
             self._emit(doc, meta, sentence_spans(text, first.start, first.end), vectors, chunks)
-        return chunks
+        return self._fill_vectors(chunks)

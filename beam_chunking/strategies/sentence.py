@@ -30,6 +30,10 @@ class SentenceChunker(SectionChunker):
         max_chunk_size: Tokens per chunk, overlap included; at least 4. Default 512.
         overlap: Tokens of trailing sentences repeated, at most. Default 64.
         tokenizer: A tiktoken encoding or model name. Default ``"cl100k_base"``.
+        min_chunk_size: Smallest chunk kept alone, in tokens: a shorter one (a section's
+            tail, a heading line) joins a neighbour, or is rebalanced with it, when the
+            result fits ``max_chunk_size``; else it is kept with ``undersized=True``. At
+            most a quarter of ``max_chunk_size`` applies; 0 turns it off. Default 16.
 
     Example:
         >>> [c.text for c in SentenceChunker(max_chunk_size=12, overlap=0).chunk(
@@ -42,10 +46,12 @@ class SentenceChunker(SectionChunker):
     max_chunk_size: int = 512
     overlap: int = 64
     tokenizer: str = "cl100k_base"
+    min_chunk_size: int = 16
 
     def __post_init__(self) -> None:
         require_positive("SentenceChunker", "max_chunk_size", self.max_chunk_size, minimum=MIN_WINDOW_TOKENS)
         require_overlap("SentenceChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
+        require_positive("SentenceChunker", "min_chunk_size", self.min_chunk_size, minimum=0)
         # Resolve (and load, offline) now; chunking then looks the encoding up by name.
         object.__setattr__(self, "_sizer", tiktoken_sizer(self.tokenizer))
 
@@ -53,6 +59,10 @@ class SentenceChunker(SectionChunker):
     def sizer(self) -> TiktokenSizer:
         """The tokenizer this strategy counts with (resolved once, at construction)."""
         return self._sizer
+
+    def span_size(self, text: str, start: int, end: int) -> int:
+        """Tokens of ``text[start:end]`` encoded on its own (what the ceiling counts)."""
+        return self._sizer.count(text[start:end])
 
     def section_spans(self, text: str, start: int, end: int) -> List[Span]:
         """Return sentence groups of ``text[start:end]`` as ``(start, end, token_count)``.

@@ -6,13 +6,15 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from beam_chunking.sizing import tiktoken_sizer
 from beam_chunking.strategies._tables import split_table, table_blocks
-from beam_chunking.strategies.base import Chunker, make_chunk, require_positive, section_metadata
+from beam_chunking.strategies.base import (UNDERSIZED, Chunker, join_soft_sections, make_chunk, require_positive,
+                                           section_metadata)
 from beam_chunking.strategies.token import MIN_WINDOW_TOKENS
+from beam_chunking.text.fragments import effective_minimum, merge_undersized
 from beam_chunking.text.headings import scan_markdown
 from beam_chunking.text.packing import split_levels
 from beam_chunking.text.spans import line_starts
 from beam_chunking.text.tokens import TokenIndex, token_windows
-from beam_chunking.types import Chunk, ParsedDocument
+from beam_chunking.types import Chunk, ParsedDocument, Section
 
 # Line-start scores, strongest first (see beam_chunking.text.packing.split_levels).
 HARD, FENCE, TOP, DEDENT, BLANK, LINE = 0, 1, 2, 3, 4, 5
@@ -23,18 +25,21 @@ def _indent(line: str) -> int:
     return len(expanded) - len(expanded.lstrip())
 
 
-def structure_scores(text: str, lines: List[int]) -> Tuple[List[int], List[Tuple[int, int, str]], List[Tuple[int, int]]]:
+def structure_scores(text: str, lines: List[int], markdown: bool = True
+                     ) -> Tuple[List[int], List[Tuple[int, int, str]], List[Tuple[int, int]]]:
     """Score each line start; also return fenced blocks ``(first, end, info)`` and tables.
 
-    ATX headings (outside fences, found by :func:`~beam_chunking.text.headings.scan_markdown`)
-    are hard boundaries; fence and table edges come next, then a paragraph that starts at
+    With ``markdown`` (default ``True``), ATX headings (outside fences, found by
+    :func:`~beam_chunking.text.headings.scan_markdown`) are hard boundaries; without it a
+    ``# `` line is body text (a shell root prompt, a config comment). Fence and table edges
+    come next, then a paragraph that starts at
     indentation 0 and brace depth 0, then a dedent or a brace depth drop, then any
     blank-line boundary, then any line. Lines inside a fence are not scored.
     """
     n = len(lines) - 1
     scores = [LINE] * n
     outline = scan_markdown(text, lines)
-    headings = {h.line for h in outline.headings if not h.setext}
+    headings = {h.line for h in outline.headings if not h.setext} if markdown else set()
     opening = {f.first: f.end for f in outline.fences}
     depth = 0
     prev_blank = True
@@ -97,6 +102,20 @@ class StructuralChunker(Chunker):
     its text is the repeated header plus ``document_text[start:end]``; it carries
     ``table_header_repeated=True`` (the only chunks whose text is not a plain span).
 
+    Headings are Markdown's: ``# Title`` lines are boundaries only in ``text/markdown``
+    documents (in plain text, PDF or HTML text a ``# apt-get update`` line is a shell prompt,
+    not a heading). Bare text passed to :meth:`chunk` is plain text; use
+    :meth:`chunk_markdown` for Markdown.
+
+    A piece under ``min_chunk_size`` tokens (a heading whose body did not fit beside it, a
+    stray closing line) joins the following piece when it is a heading or block header, else
+    the previous one, then the other, when the joined chunk fits ``max_chunk_size``; joins
+    never cross a heading (a hard boundary) and never touch a table piece with a repeated
+    header. A piece that is still small may then join a chunk of the neighbouring section
+    when both sections have the same heading path and page and nothing was left out between
+    them (a table caption and its table, an HTML paragraph and the command block after it);
+    one that no neighbour can take is kept with ``undersized=True``.
+
     Chunks fully inside a fenced block carry ``chunk_kind="code"`` and, when the fence names
     one, ``language``; table chunks carry ``chunk_kind="table"``. No overlap.
 
@@ -104,20 +123,31 @@ class StructuralChunker(Chunker):
         max_chunk_size: Hard ceiling per chunk in tokens, counted on the chunk's own text; at
             least 4. Default 512.
         tokenizer: A tiktoken encoding or model name. Default ``"cl100k_base"``.
+        min_chunk_size: Smallest chunk kept alone, in tokens; at most a quarter of
+            ``max_chunk_size`` applies; 0 turns it off. Default 16.
     """
 
     name = "structural"
     unit_template = "{tokenizer} tokens"
     max_chunk_size: int = 512
     tokenizer: str = "cl100k_base"
+    min_chunk_size: int = 16
 
     def __post_init__(self) -> None:
         require_positive("StructuralChunker", "max_chunk_size", self.max_chunk_size, minimum=MIN_WINDOW_TOKENS)
+        require_positive("StructuralChunker", "min_chunk_size", self.min_chunk_size, minimum=0)
         object.__setattr__(self, "_sizer", tiktoken_sizer(self.tokenizer))
 
-    def section_chunks(self, text: str, start: int, end: int) -> List[Tuple[int, int, Optional[str], Dict[str, Any], int]]:
+    def chunk_markdown(self, text: str) -> List[Chunk]:
+        """Chunk bare Markdown text (``# `` lines are headings) as one section."""
+        doc = ParsedDocument(id="", uri="", content_type="text/markdown", text=text, sections=(Section(0, len(text)),))
+        return self.chunk_document(doc)
+
+    def section_chunks(self, text: str, start: int, end: int, markdown: bool = True
+                       ) -> List[Tuple[int, int, Optional[str], Dict[str, Any], int]]:
         """``(start, end, prefix, metadata, tokens)`` chunks of one section (``prefix``: a
-        repeated table header; ``tokens``: the chunk text's own count)."""
+        repeated table header; ``tokens``: the chunk text's own count). ``markdown``: whether
+        ``# `` lines are headings. Default ``True``."""
         if not text[start:end].strip():
             return []
         enc = self._sizer.tiktoken_encoding
@@ -134,7 +164,7 @@ class StructuralChunker(Chunker):
             return [(a, b) for a, b, _ in token_windows(enc, text, s, e, budget, 0, tk)]
 
         lines = line_starts(text, start, end)
-        scores, fences, tables = structure_scores(text, lines)
+        scores, fences, tables = structure_scores(text, lines, markdown)
         table_spans = {}
         for a, b in tables:
             table_spans[lines[a]] = (a, b)
@@ -149,7 +179,10 @@ class StructuralChunker(Chunker):
                 return split_table(text, lines[a:b + 1], budget, measure, measure_text, fallback)
             return None
 
-        pieces = split_levels(text, lines, scores, budget, measure, fallback, special)
+        pieces, small = self._merge_small(text, lines, scores,
+                                          split_levels(text, lines, scores, budget, measure, fallback, special,
+                                                       effective_minimum(self.min_chunk_size, budget)),
+                                          measure)
         fence_spans = [(lines[a], lines[b], info) for a, b, info in fences]
         table_ranges = [(lines[a], lines[b]) for a, b in tables]
         out = []
@@ -166,18 +199,62 @@ class StructuralChunker(Chunker):
                     meta["chunk_kind"] = "table"
             if prefix is not None:
                 meta["table_header_repeated"] = True
+            if (s, e) in small:
+                meta[UNDERSIZED] = True
             # Counted on the section's one encode (two short encodes at most); only a piece
             # with a repeated header is encoded whole.
             n = measure(s, e) if prefix is None else measure_text(prefix + text[s:e])
             out.append((s, e, prefix, meta, n))
         return out
 
+    def _merge_small(self, text: str, lines: List[int], scores: List[int],
+                     pieces: List[Tuple[int, int, Optional[str]]], measure
+                     ) -> Tuple[List[Tuple[int, int, Optional[str]]], set]:
+        """Pieces after the minimum-size pass, and the ``(start, end)`` still undersized."""
+        minimum = effective_minimum(self.min_chunk_size, self.max_chunk_size)
+        if not minimum or not pieces:
+            return pieces, set()
+        # Headings are hard: a join never crosses one. A table piece with a repeated header
+        # is not a plain span, so it is a run boundary and is never joined.
+        hard = sorted(lines[k] for k in range(1, len(lines) - 1) if scores[k] == 0)
+        out: List[Tuple[int, int, Optional[str]]] = []
+        small = set()
+        run: List[Tuple[int, int]] = []
+
+        def flush() -> None:
+            for a, b, flag in merge_undersized(text, run, minimum, self.max_chunk_size, measure, hard):
+                out.append((a, b, None))
+                if flag:
+                    small.add((a, b))
+            run.clear()
+
+        for s, e, prefix in pieces:
+            if prefix is not None:
+                flush()
+                out.append((s, e, prefix))
+            else:
+                run.append((s, e))
+        flush()
+        return out, small
+
     def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
         """Chunk every section; chunks carry the section's provenance."""
         chunks: List[Chunk] = []
-        for section in doc.sections:
+        owners: List[int] = []
+        markdown = doc.content_type == "text/markdown"
+        for k, section in enumerate(doc.sections):
             base = section_metadata(doc, section)
-            for s, e, prefix, extra, n in self.section_chunks(doc.text, section.start, section.end):
+            for s, e, prefix, extra, n in self.section_chunks(doc.text, section.start, section.end, markdown):
                 chunks.append(make_chunk(doc, index=len(chunks), start=s, end=e, token_count=n,
                                          metadata=dict(base, **extra) if extra else base, prefix=prefix or ""))
-        return chunks
+                owners.append(k)
+        if not any(c.metadata.get(UNDERSIZED) for c in chunks):
+            return chunks
+        count = self._sizer.count
+
+        def size(s: int, e: int) -> Tuple[int, int]:
+            n = count(doc.text[s:e])
+            return n, n
+
+        return join_soft_sections(doc, chunks, owners, effective_minimum(self.min_chunk_size, self.max_chunk_size),
+                                  self.max_chunk_size, size)

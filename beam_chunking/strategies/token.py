@@ -26,6 +26,10 @@ class TokenChunker(SectionChunker):
             take four tokens). Default 512.
         overlap: Tokens shared by neighbouring windows. Default 50.
         tokenizer: A tiktoken encoding or model name. Default ``"cl100k_base"`` (bundled).
+        min_chunk_size: Smallest chunk kept alone, in tokens: a shorter one (a section's
+            tail, a heading line) joins a neighbour, or is rebalanced with it, when the
+            result fits ``max_chunk_size``; else it is kept with ``undersized=True``. At
+            most a quarter of ``max_chunk_size`` applies; 0 turns it off. Default 16.
 
     Example:
         >>> chunks = TokenChunker(max_chunk_size=8, overlap=2).chunk("one two three " * 10)
@@ -38,10 +42,12 @@ class TokenChunker(SectionChunker):
     max_chunk_size: int = 512
     overlap: int = 50
     tokenizer: str = "cl100k_base"
+    min_chunk_size: int = 16
 
     def __post_init__(self) -> None:
         require_positive("TokenChunker", "max_chunk_size", self.max_chunk_size, minimum=MIN_WINDOW_TOKENS)
         require_overlap("TokenChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
+        require_positive("TokenChunker", "min_chunk_size", self.min_chunk_size, minimum=0)
         # Resolve (and load, offline) now; chunking then looks the encoding up by name.
         object.__setattr__(self, "_sizer", tiktoken_sizer(self.tokenizer))
 
@@ -49,6 +55,10 @@ class TokenChunker(SectionChunker):
     def sizer(self) -> TiktokenSizer:
         """The tokenizer this strategy counts with (resolved once, at construction)."""
         return self._sizer
+
+    def span_size(self, text: str, start: int, end: int) -> int:
+        """Tokens of ``text[start:end]`` encoded on its own (what the ceiling counts)."""
+        return self._sizer.count(text[start:end])
 
     def section_spans(self, text: str, start: int, end: int) -> List[Span]:
         """Return token windows of ``text[start:end]`` as ``(start, end, token_count)``."""

@@ -13,6 +13,8 @@ Modules:
         plain-text heading patterns and heading paths.
     :mod:`~beam_chunking.text.packing`: greedy packing of consecutive spans under a size,
         and budgeted splitting at scored line boundaries.
+    :mod:`~beam_chunking.text.fragments`: the minimum chunk size: undersized spans joined
+        to a neighbour within the ceiling, and what looks like a block header or heading.
     :mod:`~beam_chunking.text.tokens`: a text encoded once with tiktoken, exact token
         counts of its spans, and token windows.
 """

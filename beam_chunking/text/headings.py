@@ -7,9 +7,17 @@ are never headings. The Markdown parser cuts sections at every heading; the stru
 strategy scores ATX headings and fence edges as boundaries.
 
 Plain text (:func:`find_headings`): a pattern is ``(regex, level)``. The regex is matched
-against each line (stripped of surrounding whitespace) that starts a paragraph (the first
-line of the text or one after a blank line); the heading's title must be at most
-``max_chars`` long (default :data:`MAX_HEADING_CHARS`; ``0`` accepts any length and shortens
+against each line (stripped of surrounding whitespace) that starts a paragraph: the first
+line of the text, one after a blank line, or, for text written with single newlines, one
+right after a line that ends a sentence (``.``, ``!``, ``?``, ``;`` or ``:``, closing quotes
+and brackets allowed) or after another heading. Without a blank line before it a heading's
+title must not start with a lowercase letter (``12.\\n30 days after notice`` stays prose),
+a ``#`` line is never a heading (in plain text it is a shell prompt or a comment), and a run
+of three or more heading lines in a row that end no sentence (``1 Intro``, ``2 Setup``,
+``3 Usage``: a list or a table of contents, where a clause such as ``1.1 Fees are due.``
+ends one) are not headings, but for a line after a blank line. A line indented by four or
+more spaces or a tab (a numbered list item, code) is never a heading. The heading's title
+must be at most ``max_chars`` long (default :data:`MAX_HEADING_CHARS`; ``0`` accepts any length and shortens
 the title to :data:`TITLE_CHARS`, for clauses whose text starts on the number's line). Its
 level is ``level`` when positive; with ``level=0`` it is derived from the named groups: the
 number of parts of ``num`` (``"2.1.3"`` -> 3) or the number of ``#`` in ``hashes``. The
@@ -185,12 +193,18 @@ def compile_patterns(owner: str, patterns: Sequence[Sequence]) -> Tuple[Tuple[re
     return tuple(out)
 
 
-def _match(line: str, patterns) -> Optional[Tuple[int, str, str]]:
+# The end of a line after which a heading may follow without a blank line.
+_ENDS_SENTENCE = re.compile(r"[.!?;:][\"'\u201d\u2019)\]]*$")
+
+
+def _match(line: str, patterns, after_blank: bool = True) -> Optional[Tuple[int, str, str]]:
     for regex, level in patterns:
         m = regex.match(line)
         if m is None:
             continue
         groups = m.groupdict()
+        if not after_blank and groups.get("hashes"):
+            continue
         if level == 0:
             if groups.get("num"):
                 level = groups["num"].count(".") + 1
@@ -199,6 +213,8 @@ def _match(line: str, patterns) -> Optional[Tuple[int, str, str]]:
             else:
                 continue
         title = " ".join((groups.get("title") or line).split())
+        if not after_blank and title[:1].islower():
+            continue
         label = groups.get("label") or groups.get("num") or ""
         return level, title, label
     return None
@@ -223,8 +239,12 @@ def find_headings(text: str, start: int, end: int, patterns, max_chars: int = MA
             shortens the title. Default 120.
     """
     found: List[Heading] = []
+    # (heading, run id, after a blank line) of every hit; a run is consecutive heading lines.
+    hits: List[Tuple[Heading, int, bool]] = []
+    run, in_run = 0, False
     pos = start
     after_blank = True
+    may_follow = True  # the previous line ended a sentence or was a heading
     while pos < end:
         nl = text.find("\n", pos, end)
         line_end = end if nl < 0 else nl
@@ -233,13 +253,31 @@ def find_headings(text: str, start: int, end: int, patterns, max_chars: int = MA
         if not stripped:
             after_blank = True
         else:
-            hit = _match(stripped, patterns) if after_blank else None
-            if hit is not None and (max_chars == 0 or len(hit[1]) <= max_chars):
+            # A line indented by four or more columns is list or code text, never a heading.
+            indented = line.startswith(("    ", "\t"))
+            hit = _match(stripped, patterns, after_blank) if (after_blank or may_follow) and not indented else None
+            if hit is not None and not (max_chars == 0 or len(hit[1]) <= max_chars):
+                hit = None
+            ends = bool(_ENDS_SENTENCE.search(stripped))
+            if hit is not None:
                 level, title, label = hit
-                found.append(Heading(pos + (len(line) - len(line.lstrip())), level,
-                                     _shorten(title) if max_chars == 0 else title, label))
+                if not in_run or after_blank:
+                    run += 1
+                # A clause line that ends a sentence has a body of its own: never in a run.
+                hits.append((Heading(pos + (len(line) - len(line.lstrip())), level,
+                                     _shorten(title) if max_chars == 0 else title, label),
+                             -1 if ends else run, after_blank))
+            in_run = hit is not None and not ends
+            may_follow = hit is not None or ends
             after_blank = False
         if nl < 0:
             break
         pos = nl + 1
+    sizes: dict = {}
+    for _, r, _ in hits:
+        sizes[r] = sizes.get(r, 0) + 1
+    # A run that starts after a blank line counts from there; its blank-led first line stays.
+    for heading, r, blank in hits:
+        if blank or r < 0 or sizes[r] < 3:
+            found.append(heading)
     return found

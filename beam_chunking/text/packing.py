@@ -14,8 +14,11 @@ inside it; consecutive pieces are packed greedily while the packed span fits, an
 that does not fit alone is split again at the next score. A single line that still does
 not fit is handed to ``fallback`` (token or character windows). Pieces that fit are never
 split, so a block that fits the budget (a function, a table, a paragraph) stays whole.
-Scores come from the caller: Markdown structure for the structural strategy, the syntax
-tree for the code strategy.
+With ``min_size``, a piece smaller than it that would stand alone before a piece too large to
+fit (``def run(self):`` before its oversized body, a heading before a long section) is not
+emitted alone: it is split together with that piece, never cut from it, so it lands in the
+first chunk of that piece's own split. Scores come from the caller: Markdown structure for
+the structural strategy, the syntax tree for the code strategy.
 
 Example:
     >>> words = [(0, 3), (4, 7), (8, 13), (14, 16)]  # "one two three go"
@@ -79,7 +82,8 @@ def greedy_groups(n: int, fits: Fits) -> List[Tuple[int, int]]:
 
 
 def split_levels(text: str, lines: Sequence[int], scores: Sequence[int], budget: int, measure: Measure,
-                 fallback: Fallback, special: Optional[Special] = None) -> List[Tuple[int, int, Optional[str]]]:
+                 fallback: Fallback, special: Optional[Special] = None,
+                 min_size: int = 0) -> List[Tuple[int, int, Optional[str]]]:
     """Return ``(start, end, prefix)`` chunks of the span ``lines[0]:lines[-1]``.
 
     Args:
@@ -93,6 +97,9 @@ def split_levels(text: str, lines: Sequence[int], scores: Sequence[int], budget:
         fallback: Splits one over-long line into ``(start, end)`` windows.
         special: Optional hook for pieces that need their own split (oversized tables); it
             may return chunks whose ``prefix`` (a repeated table header) comes before the span.
+        min_size: Pieces under this ``measure`` are split together with a following piece
+            that does not fit, instead of standing alone (see the module docstring). Default
+            0 (off).
 
     Returns:
         Chunks in order, trimmed of whitespace; ``prefix`` is ``None`` except for chunks
@@ -101,8 +108,10 @@ def split_levels(text: str, lines: Sequence[int], scores: Sequence[int], budget:
     out: List[Tuple[int, int, Optional[str]]] = []
     n = len(lines) - 1
 
-    def piece(lo: int, hi: int, level: int) -> None:
-        """Lines ``[lo, hi)``: emit as one chunk if it fits, else split at ``level`` or finer."""
+    def piece(lo: int, hi: int, level: int, glue: Optional[int] = None) -> None:
+        """Lines ``[lo, hi)``: emit as one chunk if it fits, else split at ``level`` or finer.
+
+        ``glue``: no cut at or before this line (a small piece rides on the next one)."""
         s, e = trim_span(text, lines[lo], lines[hi])
         if s >= e:
             return
@@ -114,18 +123,35 @@ def split_levels(text: str, lines: Sequence[int], scores: Sequence[int], budget:
             if done is not None:
                 out.extend(done)
                 return
-        inner = [scores[k] for k in range(lo + 1, hi)]
+        first = lo if glue is None else glue
+        inner = [scores[k] for k in range(first + 1, hi)]
         if not inner:
             out.extend((a, b, None) for a, b in fallback(s, e))
             return
         level = max(level, min(inner))
-        cuts = [lo] + [k for k in range(lo + 1, hi) if scores[k] <= level] + [hi]
+        cuts = [lo] + [k for k in range(first + 1, hi) if scores[k] <= level] + [hi]
 
         def fits(a: int, b: int) -> bool:
             return measure(*trim_span(text, lines[cuts[a]], lines[cuts[b]])) <= budget
 
-        for a, b in greedy_groups(len(cuts) - 1, fits):
-            piece(cuts[a], cuts[b], level + 1)
+        groups = greedy_groups(len(cuts) - 1, fits)
+
+        def _special(g: int) -> bool:
+            # A piece with its own split (a table repeating its header) keeps its start.
+            if special is None:
+                return False
+            return special(*trim_span(text, lines[cuts[groups[g][0]]], lines[cuts[groups[g][1]]])) is not None
+        pending: Optional[int] = None  # first line of a small piece riding on the next one
+        for k, (a, b) in enumerate(groups):
+            begin, hold = (cuts[a], None) if pending is None else (pending, cuts[a])
+            pending = None
+            if (min_size and hold is None and b - a == 1 and k + 1 < len(groups)
+                    and groups[k + 1][1] - groups[k + 1][0] == 1 and not fits(*groups[k + 1])
+                    and measure(*trim_span(text, lines[cuts[a]], lines[cuts[b]])) < min_size
+                    and not _special(k + 1)):
+                pending = cuts[a]
+                continue
+            piece(begin, cuts[b], level + 1, hold)
 
     hard = [0] + [k for k in range(1, n) if scores[k] == 0] + [n]
     for a, b in zip(hard, hard[1:]):

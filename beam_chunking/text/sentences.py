@@ -4,7 +4,9 @@ It splits after ``.``, ``!``, ``?`` and ``…`` (with any closing quotes or brac
 whitespace follows, after the CJK full stops ``。！？`` with no whitespace needed, and at
 blank lines. It does not split after common abbreviations (Dr., Mrs., U.S., e.g.), single
 initials, or before a lowercase word; decimals (3.14), versions (v1.2.3), URLs and e-mail
-addresses never split because no whitespace follows their dots.
+addresses never split because no whitespace follows their dots. A Markdown pipe-table row
+(a line starting with ``|``) is never split inside: ``| Done. More |`` stays one piece, so
+no lone ``|`` cell end becomes a sentence of its own.
 
 Nothing is inserted or normalised: each sentence is a ``(start, end)`` span of the text,
 trimmed of surrounding whitespace.
@@ -69,6 +71,12 @@ def _western_boundary(text: str, m: re.Match, lo: int) -> bool:
     return True
 
 
+def _in_table_row(text: str, lo: int, pos: int) -> bool:
+    """Whether ``pos`` lies on a line (within ``[lo, pos)``) that starts with ``|``."""
+    line = text.rfind("\n", lo, pos) + 1 or lo
+    return text[max(line, lo):pos].lstrip(" \t").startswith("|")
+
+
 def sentence_spans(text: str, start: int, end: int) -> List[Tuple[int, int]]:
     """Return the sentences of ``text[start:end]`` as trimmed, non-empty spans.
 
@@ -88,7 +96,7 @@ def sentence_spans(text: str, start: int, end: int) -> List[Tuple[int, int]]:
     for m in _BOUNDARY.finditer(text, s, end):
         if m.group("para") is not None:
             cut = m.start()
-        elif m.group("cjk") is not None or _western_boundary(text, m, s):
+        elif (m.group("cjk") is not None or _western_boundary(text, m, s)) and not _in_table_row(text, s, m.start()):
             cut = m.end()
         else:
             continue

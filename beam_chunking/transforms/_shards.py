@@ -38,10 +38,12 @@ class ShardRef(NamedTuple):
 
 
 class Rows(NamedTuple):
-    """What one document adds to the tables: its chunk rows (or ``None``) and its document row."""
+    """What one document adds to the tables: its chunk rows (or ``None``), its document row,
+    and its parent rows (``parent_child``; ``None`` for other strategies)."""
 
     batch: Optional[pa.RecordBatch]
     document: dict
+    parents: Optional[pa.RecordBatch] = None
 
 
 class _ShardWriter:
@@ -130,6 +132,8 @@ class _TableFiles:
 def _documents_and_chunks(files: _TableFiles, element: Rows):
     if element.batch is not None:
         yield from files.add("chunks", element.batch)
+    if element.parents is not None:
+        yield from files.add("parents", element.parents)
     yield from files.add("documents", element.document)
 
 

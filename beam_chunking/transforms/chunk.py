@@ -10,7 +10,7 @@ import apache_beam as beam
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.sizing import get_sizer
-from beam_chunking.strategies.base import Chunker, chunk_recording_drops
+from beam_chunking.strategies.base import Chunker, document_outcome
 from beam_chunking.transforms._common import NAMESPACE, StageFn
 from beam_chunking.transforms.records import ChunkedDocument, DocumentHeader, Stage
 
@@ -36,17 +36,28 @@ class _ChunkFn(StageFn):
         self._last_log = time.monotonic()
 
     def _with_counts(self, text, chunks):
-        todo = [c for c in chunks if c.token_count is None]
+        # A rewritten chunk (a sanitised one) is counted on its own text, not on its source span.
+        todo = [c for c in chunks if c.token_count is None and not c.metadata.get("rewrite")]
         spans = [(c.start, c.end) for c in todo]
         many = getattr(self._sizer, "count_spans", None)
         counts = iter(many(text, spans) if many else [self._sizer.count(text[s:e]) for s, e in spans])
-        return [c if c.token_count is not None else dataclasses.replace(c, token_count=next(counts)) for c in chunks]
+        out = []
+        for c in chunks:
+            if c.token_count is None:
+                n = self._sizer.count(c.text) if c.metadata.get("rewrite") else next(counts)
+                c = dataclasses.replace(c, token_count=n)
+            out.append(c)
+        return out
+
+    def _counted(self, text, chunks):
+        if self._sizer is not None and any(c.token_count is None for c in chunks):
+            return self._with_counts(text, chunks)
+        return chunks
 
     def handle(self, doc):
         strategy = self.strategy.resolve(doc)
-        chunks, dropped = chunk_recording_drops(strategy, doc)
-        if self._sizer is not None and any(c.token_count is None for c in chunks):
-            chunks = self._with_counts(doc.text, chunks)
+        outcome = document_outcome(strategy, doc)
+        chunks = self._counted(doc.text, outcome.chunks)
         self.chunks.inc(len(chunks))
         (self.chunked if chunks else self.empty).inc()
         self._seen += 1
@@ -57,7 +68,8 @@ class _ChunkFn(StageFn):
         yield ChunkedDocument(
             DocumentHeader.of(doc), section_count=len(doc.sections), chunks=tuple(chunks), strategy=strategy.name,
             strategy_fingerprint=strategy.fingerprint,
-            decode_replacements=int(doc.metadata.get("decode_replacements", 0) or 0), dropped=tuple(dropped),
+            decode_replacements=int(doc.metadata.get("decode_replacements", 0) or 0), dropped=tuple(outcome.dropped),
+            parents=tuple(self._counted(doc.text, list(outcome.parents))), counts=dict(outcome.counts),
         )
 
 

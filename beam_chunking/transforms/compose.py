@@ -84,7 +84,7 @@ class ChunkFiles(beam.PTransform):
         self.config = config
         self.strategy = config.strategy
         self.read = ReadDocuments(config.input, max_bytes=config.max_bytes, metadata=dict(config.metadata),
-                                  exclude=config.exclude)
+                                  exclude=config.exclude, content_types=config.content_types)
         refuse_output_inside_input(config.output, self.read.patterns)
         self.parse = ParseDocuments(config.decode_errors, config.limits, config.keep)
         self.chunk = ChunkDocuments(config.strategy, config.token_counter)

@@ -26,8 +26,8 @@ from apache_beam.io.filesystems import FileSystems
 
 #: The manifest's file name inside the output folder.
 MANIFEST = "_manifest.json"
-#: The tables every output holds.
-TABLES = ("chunks", "documents")
+#: The tables every output holds (``parents`` is empty unless a strategy makes parents).
+TABLES = ("chunks", "documents", "parents")
 #: Version of the manifest layout written by this package.
 MANIFEST_FORMAT = 2
 #: Prefix of every run folder.
@@ -101,7 +101,7 @@ def read_table(output: str, table: str = "chunks", columns: Optional[List[str]] 
 
     Args:
         output: The output folder (local path or ``gs://``).
-        table: ``"chunks"`` (default) or ``"documents"``.
+        table: ``"chunks"`` (default), ``"documents"`` or ``"parents"``.
         columns: Columns to read; default all.
     """
     import pyarrow as pa

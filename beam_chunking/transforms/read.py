@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.ids import document_id, normalize_uri
+from beam_chunking.parsers import check_content_types
 from beam_chunking.parsers.compressed import gunzip, is_gzip
-from beam_chunking.parsers.detect import detect_content_type
+from beam_chunking.parsers.detect import ContentTypes, content_type_pairs, detect_content_type, path_pattern
 from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
 from beam_chunking.transforms._common import NAMESPACE, StageFn
 from beam_chunking.transforms._fused import OpenFn
@@ -36,10 +37,9 @@ MIN_PARTITIONS = 16
 def exclude_pattern(pattern: str) -> str:
     """An exclude pattern as matched against absolute paths: one that starts with a wildcard
     (``*.pdf``, ``*/drafts/*``), an absolute path or a URI stays as it is; a relative path
-    (``docs/drafts/*``) is made absolute like an input pattern."""
-    if pattern[:1] in "*?[/" or normalize_uri(pattern) == pattern:
-        return pattern
-    return normalize_uri(pattern)
+    (``docs/drafts/*``) is made absolute like an input pattern (see
+    :func:`~beam_chunking.parsers.detect.path_pattern`)."""
+    return path_pattern(pattern)
 
 
 def excluded(path: str, exclude: Sequence[str]) -> bool:
@@ -85,9 +85,10 @@ def partitions_for(files: List[Any], requested: Optional[int] = None) -> int:
 class _ReadFn(StageFn):
     stage = Stage.READ
 
-    def __init__(self, max_bytes: int, metadata: Dict[str, Any]):
+    def __init__(self, max_bytes: int, metadata: Dict[str, Any], content_types: ContentTypes = ()):
         self.max_bytes = max_bytes
         self.metadata = metadata
+        self.content_types = content_types
         self.documents = beam.metrics.Metrics.counter(NAMESPACE, "documents")
         self.bytes = beam.metrics.Metrics.counter(NAMESPACE, "bytes")
 
@@ -105,12 +106,15 @@ class _ReadFn(StageFn):
         name = uri
         if is_gzip(data):
             name, data = gunzip(uri, data, self.max_bytes)
-        yield Document(document_id(uri), uri, data, detect_content_type(name, data), dict(self.metadata))
+        ctype = detect_content_type(name, data, self.content_types, source=uri)
+        yield Document(document_id(uri), uri, data, ctype, dict(self.metadata))
 
 
 class ReadDocuments(beam.PTransform):
     """Match ``pattern`` and read every file as a :class:`Document`.
 
+    A document's content type comes from its magic bytes, name and first bytes (see
+    :mod:`beam_chunking.parsers.detect`), unless a ``content_types`` pattern matches it.
     Gzip files (by their magic bytes) are inflated, capped at ``max_bytes``, and typed by
     the name inside (``notes.md.gz`` is Markdown); the document keeps the ``.gz`` URI.
     Files that cannot be read become failures (stage ``read``) that flow on with the
@@ -124,11 +128,20 @@ class ReadDocuments(beam.PTransform):
         metadata: Tags copied onto every document and from there onto every chunk.
         allow_empty: Whether a pattern matching nothing is allowed. Default ``False``.
         exclude: Globs (``fnmatch`` on the full path) of matched files to leave out. Default none.
+        content_types: Glob -> content type, forcing the type of the files whose full path
+            (or, for a ``.gz``, the name inside) the glob matches, as ``exclude`` matches
+            (``{"*.log": "text/plain"}``); the first matching glob wins. Each type must have
+            a parser. A text type is never forced on a binary file: such a file fails (stage
+            ``read``). Default none.
+
+    Raises:
+        ConfigError: a content type without a parser (naming the closest one).
     """
 
     def __init__(self, patterns: Union[str, Sequence[str]], *, max_bytes: int = DEFAULT_MAX_BYTES,
                  metadata: Optional[Dict[str, Any]] = None, allow_empty: bool = False,
-                 exclude: Sequence[str] = ()):
+                 exclude: Sequence[str] = (),
+                 content_types: Union[Mapping[str, str], Sequence[Tuple[str, str]], None] = None):
         super().__init__()
         self.patterns = tuple(dict.fromkeys(normalize_uri(p) for p in ([patterns] if isinstance(patterns, str)
                                                                             else patterns)))
@@ -136,6 +149,7 @@ class ReadDocuments(beam.PTransform):
         self.max_bytes = max_bytes
         self.metadata = dict(metadata or {})
         self.allow_empty = allow_empty
+        self.content_types = content_type_pairs(check_content_types(content_types))
 
     def files(self, pbegin):
         """The matched files' metadata, redistributed over the workers."""
@@ -156,12 +170,12 @@ class ReadDocuments(beam.PTransform):
 
     def fns(self) -> List[beam.DoFn]:
         """The DoFns from file metadata to :class:`Document` (for a fused stage)."""
-        return [OpenFn(), _ReadFn(self.max_bytes, self.metadata)]
+        return [OpenFn(), _ReadFn(self.max_bytes, self.metadata, self.content_types)]
 
     def expand(self, pbegin):
         files = self.files(pbegin)
         files = files | "ReadMatches" >> fileio.ReadMatches(skip_directories=True)
-        return files | "ReadDocument" >> beam.ParDo(_ReadFn(self.max_bytes, self.metadata))
+        return files | "ReadDocument" >> beam.ParDo(_ReadFn(self.max_bytes, self.metadata, self.content_types))
 
     def _partitioned_at_build(self, pbegin):
         files = matched_files(self.patterns, self.exclude)
@@ -176,4 +190,5 @@ class ReadDocuments(beam.PTransform):
         return parts | "AllMatchedFiles" >> beam.Flatten()
 
     def display_data(self):
-        return {"patterns": ", ".join(self.patterns), "exclude": ", ".join(self.exclude), "max_bytes": self.max_bytes}
+        return {"patterns": ", ".join(self.patterns), "exclude": ", ".join(self.exclude), "max_bytes": self.max_bytes,
+                "content_types": ", ".join(f"{p}={t}" for p, t in self.content_types)}

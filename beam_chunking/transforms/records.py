@@ -9,9 +9,9 @@ failure is ever dropped: documents in = ok + empty + failed.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Optional, Tuple
+from typing import Any, Mapping, Optional, Tuple
 
 from beam_chunking.ids import document_id
 from beam_chunking.types import Chunk, Document, ParsedDocument
@@ -30,13 +30,17 @@ class Stage(str, Enum):
 @dataclass(frozen=True)
 class DocumentHeader:
     """A document's identity: its id, URI, content type, size and SHA-256 (``None`` when a
-    document failed before they were known)."""
+    document failed before they were known), and the text encoding its parser decoded it
+    with (the ``encoding`` and ``encoding_confidence`` metadata of text parsers; ``None``
+    for formats whose text is not decoded from the file as a whole, and before parsing)."""
 
     document_id: str
     uri: str
     content_type: Optional[str] = None
     size_bytes: Optional[int] = None
     sha256: Optional[str] = None
+    encoding: Optional[str] = None
+    encoding_confidence: Optional[float] = None
 
     @classmethod
     def of(cls, element: Any) -> "DocumentHeader":
@@ -48,7 +52,9 @@ class DocumentHeader:
             return cls(element.id, element.uri, element.content_type, len(element.data),
                        hashlib.sha256(element.data).hexdigest())
         if isinstance(element, ParsedDocument):
-            return cls(element.id, element.uri, element.content_type, element.size_bytes, element.sha256)
+            confidence = element.metadata.get("encoding_confidence")
+            return cls(element.id, element.uri, element.content_type, element.size_bytes, element.sha256,
+                       element.metadata.get("encoding"), None if confidence is None else float(confidence))
         meta = getattr(element, "metadata", None)  # a fileio.ReadableFile or FileMetadata
         uri = str(getattr(meta, "path", None) or getattr(element, "path", None) or element)
         return cls(document_id(uri), uri)
@@ -56,7 +62,8 @@ class DocumentHeader:
     def columns(self) -> dict:
         """The documents-table columns this header fills."""
         return {"document_id": self.document_id, "uri": self.uri, "content_type": self.content_type,
-                "size_bytes": self.size_bytes, "sha256": self.sha256}
+                "size_bytes": self.size_bytes, "sha256": self.sha256, "encoding": self.encoding,
+                "encoding_confidence": self.encoding_confidence}
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,8 @@ class ChunkedDocument(_HasHeader):
     strategy_fingerprint: str
     decode_replacements: int = 0
     dropped: Tuple[Tuple[str, int], ...] = ()
+    parents: Tuple[Chunk, ...] = ()
+    counts: Mapping[str, int] = field(default_factory=dict)
 
 
 def failure_from(element: Any, error: BaseException, stage: Stage) -> Failure:

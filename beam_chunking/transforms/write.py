@@ -26,7 +26,9 @@ from beam_chunking.transforms.manifest import TABLES, new_run_id, run_folder
 from beam_chunking.transforms.progress import PROGRESS
 from beam_chunking.transforms.records import ChunkedDocument, Failure, Stage
 
-SCHEMAS = {"chunks": CHUNKS_SCHEMA, "documents": DOCUMENTS_SCHEMA}
+#: Parents (of ``parent_child``) have the chunks table's columns; children join them on
+#: ``parents.chunk_id = chunks.parent_id``.
+SCHEMAS = {"chunks": CHUNKS_SCHEMA, "documents": DOCUMENTS_SCHEMA, "parents": CHUNKS_SCHEMA}
 #: Stands in for "no file" so the commit runs even when no document reached the writer.
 _NOTHING = ShardRef("", "")
 
@@ -35,16 +37,19 @@ class _RowsFn(StageFn):
     stage = Stage.VALIDATE
 
     def handle(self, item: ChunkedDocument):
-        rows = chunk_rows(list(item.chunks), strategy=item.strategy, fingerprint=item.strategy_fingerprint,
-                          content_type=item.content_type, uri=item.uri)
+        columns = dict(strategy=item.strategy, fingerprint=item.strategy_fingerprint, content_type=item.content_type,
+                       uri=item.uri)
+        rows = chunk_rows(list(item.chunks), **columns)
         batch = chunk_batch(rows) if rows else None
+        parents = chunk_batch(chunk_rows(list(item.parents), **columns)) if item.parents else None
         yield Rows(batch, document_row(
             **item.header.columns(), status="ok" if rows else "empty",
             section_count=item.section_count, chunk_count=len(rows), strategy=item.strategy,
             decode_replacements=item.decode_replacements,
             dropped=[label for label, _ in item.dropped] or None,
             dropped_characters=sum(n for _, n in item.dropped) if item.dropped else None,
-        ))
+            **item.counts,
+        ), parents)
 
 
 def _as_rows(element) -> Rows:

@@ -35,9 +35,11 @@ def doc():
 
 def test_default_keeps_abstract_drops_references():
     chunks, dropped = AcademicChunker().chunk_with_drops(doc())
-    assert [c.metadata.get("section") for c in chunks] == [None, "Abstract", "Introduction", "Method", "Method", "Results"]
+    assert [c.metadata.get("section") for c in chunks] == [None, "Abstract", "Introduction", "Method", "Results"]
     assert chunks[1].text.startswith("Abstract— We study")
-    assert chunks[4].metadata["section_path"] == ["Method", "Data"]
+    # "2 Method" has no body of its own: it is not a chunk alone but starts its first subsection's.
+    assert chunks[3].text == "2 Method\n\n2.1 Data\n\nFour corpora."
+    assert chunks[3].metadata["section_path"] == ["Method"]
     assert dropped == (("references", len("References\n\n[1] A. Author. A paper. 2020.\n[2] B. Author. Another. 2021.")),)
     assert all(c.metadata["template"] == "academic" for c in chunks)
 

@@ -104,3 +104,132 @@ def test_deep_nesting_and_empty_input():
     assert parse(deep).text.endswith("bottom")
     assert parse("").sections == ()
     assert parse("<html><body><script>x</script></body></html>").sections == ()
+
+
+ADMONITION = """<body><h1>Files</h1><p>Intro.</p>
+<div class="tip" style="margin-left: 0.5in;"><table border="0" summary="Tip">
+<tr><td rowspan="2" align="center" valign="top"><img alt="[Tip]" src="images/tip.png"/></td><th align="left">Tip</th></tr>
+<tr><td align="left" valign="top"><p>Run <code class="literal">mount</code>(8) with no arguments.</p></td></tr>
+</table></div><p>After.</p></body>"""
+
+
+def test_a_docbook_admonition_box_is_laid_out_as_text_not_a_table():
+    doc = parse(ADMONITION)
+    check_sections(doc)
+    assert section_texts(doc) == ["Files\n\nIntro.\n\nTip\n\nRun mount(8) with no arguments.\n\nAfter."]
+    assert all(s.kind == "text" for s in doc.sections) and "|" not in doc.text
+
+
+@pytest.mark.parametrize("table", [
+    # a one-cell-wide box: no row holds two values side by side
+    "<table><tr><td><img src='i.png'></td></tr><tr><td><p>Boxed words.</p><p>Second.</p></td></tr></table>",
+    "<table role='presentation'><tr><td>Boxed words.</td><td>Second.</td></tr></table>",
+    "<div class='admonition note'><table><tr><td>Boxed words.</td><td>Second.</td></tr></table></div>",
+    # columns left empty for spacing
+    "<table><tr><td>Boxed words.</td><td>&nbsp;</td><td></td></tr><tr><td>Second.</td><td> </td></tr></table>",
+])
+def test_layout_tables_are_read_as_blocks(table):
+    doc = parse(f"<body><p>Before.</p>{table}</body>")
+    assert "|" not in doc.text and "Boxed words." in doc.text and "Second." in doc.text
+    assert [s.kind for s in doc.sections] == ["text"]
+
+
+def test_texinfo_menus_are_contents():
+    page = ('<h2>1 Introduction</h2><table class="menu" border="0" cellspacing="0">'
+            + "".join(f'<tr><td>&bull; <a href="#{n}" accesskey="{k}">{n}</a></td><td>&nbsp;&nbsp;</td><td></td></tr>'
+                      for k, n in enumerate(["Description", "Options", "Numbers"], 1))
+            + '</table><p>bc is a language.</p>')
+    doc = parse(page)
+    assert section_texts(doc) == ["1 Introduction\n\nbc is a language."]
+    assert doc.dropped == (("table of contents", len("•Description•Options•Numbers")),)
+
+
+def test_data_tables_with_empty_cells_stay_tables():
+    doc = parse("<table><tr><th>BRE</th><th>ERE</th></tr><tr><td>\\+</td><td></td></tr>"
+                "<tr><td><p>a</p></td><td><p>b</p></td></tr></table>")
+    assert section_texts(doc) == ["| BRE | ERE |\n|---|---|\n| \\+ |  |\n| a | b |"]
+
+
+def test_inline_elements_add_no_spaces_in_cells_captions_and_headings():
+    doc = parse("<h2><code>ls</code>(1) usage</h2><table><caption>Keys of <b>xev</b>(1)</caption>"
+                "<tr><th>command</th><th>note</th></tr>"
+                "<tr><td><a href='x'><code>xev</code></a>(1)</td><td>use <code>-u</code>.</td></tr>"
+                "<tr><td><p>one</p><p>two</p></td><td>a<br>b</td></tr></table>")
+    assert section_texts(doc) == ["ls(1) usage\n\nKeys of xev(1)\n| command | note |\n|---|---|\n"
+                                  "| xev(1) | use -u. |\n| one two | a b |"]
+    assert doc.sections[0].heading_path == ("ls(1) usage",)
+
+
+TOC_PAGE = """<html><body><div class="chapter"><h1>Chapter 1. Tutorials</h1>
+<div class="toc"><p><strong>Table of Contents</strong></p><dl class="toc">
+<dt><span class="section"><a href="ch01.html#_basics">1.1. Console basics</a></span></dt>
+<dd><dl><dt><span class="section"><a href="ch01.html#_prompt">1.1.1. The shell prompt</a></span></dt></dl></dd>
+</dl></div>
+<p>Body words.</p>
+<div class="toctree-wrapper compound"><ul><li><a href="install.html">Install</a></li></ul></div>
+<div class="contents topic"><p class="topic-title">Contents</p><ul><li><a href="#a">Alpha</a></li>
+<li><a href="#b">Beta</a></li><li><a href="#g">Gamma</a></li></ul></div>
+<div class="toctree-wrapper"><div class="section"><h2>Poured in</h2>
+<p>Sphinx singlehtml puts the whole document inside the wrapper, <a href="#x">links</a> and all.</p></div></div>
+<nav><a href="/">Home</a></nav>
+<div class="section"><div class="titlepage"><h2>Sections</h2></div>
+<ul><li><a href="#one">One</a></li><li><a href="#two">Two</a></li><li><a href="#three">Three</a></li></ul></div>
+<p>It runs in stages:</p>
+<ul><li><a href="#s1">Stage one</a></li><li><a href="#s2">Stage two</a></li><li><a href="#s3">Stage three</a></li></ul>
+<ul><li><a href="https://example.org/a">Elsewhere</a></li><li><a href="b.html">Beside</a></li><li><a href="#c">Here</a></li></ul>
+<ol><li>Note<a href="#r1">1</a> with a long explanation that is not a link.</li><li>x<a href="#r2">2</a></li><li>y<a href="#r3">3</a></li></ol>
+</div></body></html>"""
+
+
+def test_in_page_contents_are_dropped_and_recorded_or_kept():
+    doc = parse_html(document("ch01.html", TOC_PAGE.encode()))
+    check_sections(doc)
+    for gone in ("Table of Contents", "Console basics", "shell prompt", "Install", "Contents", "Home",
+                 "Three"):
+        assert gone not in doc.text
+    assert "Body words." in doc.text and "Elsewhere" in doc.text and "long explanation" in doc.text
+    # a marked block that is mostly prose is no contents listing
+    assert "Sphinx singlehtml puts the whole document" in doc.text
+    # a list of cross-references introduced by a paragraph is body text, not a contents list
+    assert "It runs in stages:\n\n- Stage one\n\n- Stage two" in doc.text
+    listed = "TableofContents1.1.Consolebasics1.1.1.Theshellprompt" + "Install"
+    listed += "ContentsAlphaBetaGamma" + "Home"
+    listed += "OneTwoThree"  # the heading above the anchor list stays
+    assert doc.dropped == (("table of contents", len(listed)),)
+    kept = parse_html(document("ch01.html", TOC_PAGE.encode()), keep=frozenset({"contents"}))
+    assert kept.dropped == () and "1.1.1. The shell prompt" in kept.text and "Home" in kept.text
+
+
+def test_a_title_block_before_a_table_becomes_its_caption():
+    # DocBook: <div class="table"><p class="title">...</p><div class="table-contents"><table>
+    doc = parse('<p>Intro.</p><div class="table"><a id="t1"></a><p class="title"><strong>Table 1.1. Packages'
+                '</strong></p><div class="table-contents"><table><tr><th>name</th><th>size</th></tr>'
+                '<tr><td>mc</td><td>1482</td></tr></table></div></div><p class="title">Figure title</p><p>After.</p>'
+                '<p>Plain text before.</p><table><tr><td>a</td><td>b</td></tr></table>')
+    check_sections(doc)
+    assert section_texts(doc) == ["Intro.", "Table 1.1. Packages\n| name | size |\n|---|---|\n| mc | 1482 |",
+                                  "Figure title\n\nAfter.\n\nPlain text before.", "|  |  |\n|---|---|\n| a | b |"]
+
+
+def test_javadoc_pages_lose_their_navigation_bars_and_keep_summary_tables():
+    page = ('<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN"><html><body>'
+            '<div class="topNav"><ul class="navList" title="Navigation"><li><a href="../overview-summary.html">'
+            'Overview</a></li><li><a href="package-summary.html">Package</a></li></ul></div>'
+            '<div class="subNav"><ul class="navList"><li><a href="Foo.html">Prev Class</a></li></ul></div>'
+            '<div class="header"><h2 title="Class Bar" class="title">Class Bar</h2></div>'
+            '<table class="memberSummary" summary="Method Summary table"><caption><span>Methods</span></caption>'
+            '<tr><th>Modifier and Type</th><th>Method and Description</th></tr>'
+            '<tr><td><code>int</code></td><td><code><a href="#size--">size</a>()</code><div class="block">'
+            'Returns the size.</div></td></tr></table>'
+            '<div class="bottomNav"><ul class="navList"><li>Overview</li></ul></div></body></html>')
+    doc = parse(page)
+    assert section_texts(doc) == ["Class Bar\n\nMethods\n| Modifier and Type | Method and Description |\n"
+                                  "|---|---|\n| int | size() Returns the size. |"]
+
+
+def test_a_title_stays_where_it_is_before_a_layout_table_or_when_it_is_a_heading():
+    doc = parse('<p class="title">Box title</p><table><tr><td><p>Boxed.</p></td></tr></table>'
+                '<h3 class="title">Real heading</h3><table><tr><td>a</td><td>b</td></tr></table>')
+    check_sections(doc)
+    assert section_texts(doc) == ["Box title\n\nBoxed.", "Real heading\n\n|  |  |\n|---|---|\n| a | b |"]
+    assert doc.sections[1].heading_path == ("Real heading",)

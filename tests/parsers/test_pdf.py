@@ -9,6 +9,15 @@ from beam_chunking.parsers.pdf import parse_pdf
 from tests.parsers.fixtures import check_sections, document, pdf_bytes, section_texts
 
 
+#: Distinct words for page bodies: lines that differ only in their digits look like furniture.
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima".split()
+
+
+def body(n: int) -> str:
+    """A body line for page ``n`` (1-based) that no other page repeats."""
+    return f"The {WORDS[n - 1]} part explains {WORDS[-n]} in detail."
+
+
 def parse(data: bytes, **kwargs):
     return parse_pdf(document("book.pdf", data), **kwargs)
 
@@ -34,17 +43,88 @@ def test_bookmarks_split_pages_and_build_heading_paths():
     ]
 
 
-def test_running_headers_are_flagged_not_dropped():
-    pages = [f"Body of page {n} with words." for n in range(1, 7)]
-    doc = parse(pdf_bytes(pages, header="Manual - page {n}"))
-    assert all(s.metadata["page_header"] == f"Manual - page {s.page}" for s in doc.sections)
-    assert all(doc.text[s.start:s.end].startswith("Manual - page") for s in doc.sections)
+def test_running_headers_are_dropped_and_recorded_or_kept_and_flagged():
+    pages = [body(n) for n in range(1, 7)]
+    data = pdf_bytes(pages, header="Manual - page {n}")
+    doc = parse(data)
+    check_sections(doc)
+    assert section_texts(doc) == pages
+    assert doc.dropped == (("running header", sum(len(f"Manual-page{n}") for n in range(1, 7))),)
+    assert all("page_header" not in s.metadata for s in doc.sections)
+    kept = parse(data, keep=frozenset({"page_furniture"}))
+    assert kept.dropped == ()
+    assert all(s.metadata["page_header"] == f"Manual - page {s.page}" for s in kept.sections)
+    assert all(kept.text[s.start:s.end].startswith("Manual - page") for s in kept.sections)
 
 
-def test_running_footers_are_flagged():
-    pages = [f"Body of page {n}.\nAcme manual, page {n}" for n in range(1, 5)]
+def test_running_footers_and_page_numbers_are_dropped():
+    pages = [f"{body(n)}\nAcme manual, confidential\n{n}" for n in range(1, 5)]
     doc = parse(pdf_bytes(pages))
-    assert [s.metadata["page_footer"] for s in doc.sections] == [f"Acme manual, page {n}" for n in range(1, 5)]
+    check_sections(doc)
+    assert section_texts(doc) == [body(n) for n in range(1, 5)]
+    assert dict(doc.dropped) == {"running footer": 4 * len("Acmemanual,confidential"), "page number": 4}
+    kept = parse(pdf_bytes(pages), keep=frozenset({"page_furniture"}))
+    assert [s.metadata["page_footer"] for s in kept.sections] == ["1", "2", "3", "4"]
+    assert section_texts(kept) == pages
+
+
+@pytest.mark.parametrize("label", ["{n}", "- {n} -", "Page {n}", "Page {n} of 12", "{n} / 12", "{r}"])
+def test_page_number_lines_of_every_common_shape(label):
+    romans = "i ii iii iv v vi vii viii ix x xi xii".split()
+    pages = [body(n) + "\n" + label.format(n=n, r=romans[n - 1]) for n in range(1, 13)]
+    doc = parse(pdf_bytes(pages))
+    assert section_texts(doc) == [body(n) for n in range(1, 13)]
+    assert [name for name, _ in doc.dropped] == ["page number"]
+
+
+def test_a_header_that_changes_but_carries_the_page_number_is_dropped():
+    # LaTeX book style: the number at the outer end, the chapter or section title beside it,
+    # changing every few pages (too seldom repeated to count as a running header).
+    titles = ["Intro", "Basics", "Setup", "Tuning", "Backup", "Network", "Storage", "Printing"]
+    pages, heads = [], []
+    for n in range(1, 9):
+        heads.append(f"{n} CHAPTER {n}. {titles[n - 1].upper()}" if n % 2 == 0 else f"{n}.1. {titles[n - 1]} {n}")
+        pages.append(body(n))
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    for head, text in zip(heads, pages):
+        pdf.add_page()
+        pdf.cell(0, 8, head, new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(0, 6, text, new_x="LMARGIN", new_y="NEXT")
+    doc = parse(bytes(pdf.output()))
+    assert section_texts(doc) == pages
+    assert [name for name, _ in doc.dropped] == ["running header"]
+
+
+CONTENTS = ("Contents\n1 Introduction 2\n1.1 Getting started . . . . . . . . . . 2\n"
+            "1.2 A long section title . . . . . . . . . . . . 3\n2 Advanced use 4\n"
+            "2.1 Tuning ............................ 4\n2.2 Backups \u00b7\u00b7\u00b7\u00b7\u00b7\u00b7\u00b7 5")
+
+
+def test_a_dot_leader_contents_page_is_dropped_or_kept():
+    pages = [CONTENTS, "Introduction\nThe body has 2 numbers at line ends like 2", "More body text. . ."]
+    doc = parse(pdf_bytes(pages))
+    check_sections(doc)
+    assert section_texts(doc) == pages[1:]
+    assert [s.page for s in doc.sections] == [2, 3]
+    assert doc.dropped == (("table of contents", sum(1 for ch in CONTENTS if not ch.isspace())),)
+    kept = parse(pdf_bytes(pages), keep=frozenset({"contents"}))
+    assert section_texts(kept) == pages and kept.dropped == ()
+
+
+def test_a_lone_dot_leader_line_is_dropped_but_a_page_with_few_is_not_a_contents_page():
+    page = "Setup notes for 2 hosts\nSee also . . . . . . . 12\nA paragraph of prose that ends in 3\nlast line"
+    doc = parse(pdf_bytes([page]))
+    assert section_texts(doc) == ["Setup notes for 2 hosts\nA paragraph of prose that ends in 3\nlast line"]
+    assert doc.dropped == (("table of contents", len("Seealso.......12")),)
+
+
+def test_a_line_opening_many_pages_that_is_also_common_inside_pages_stays():
+    pages = [f"Tip\n{body(n)}\nTip\nAgain {WORDS[n]}.\nTip\n{body(n + 5)}" for n in range(1, 6)]
+    doc = parse(pdf_bytes(pages))
+    assert section_texts(doc) == pages and doc.dropped == ()
 
 
 def test_a_label_line_above_a_bookmarked_title_starts_its_section():

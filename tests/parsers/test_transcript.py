@@ -2,7 +2,8 @@
 import pytest
 
 from beam_chunking.errors import ConfigError, ParseError
-from beam_chunking.parsers.transcript import SUBRIP, WEBVTT, parse_transcript, seconds
+from beam_chunking.parsers.sniff import SUBRIP, WEBVTT
+from beam_chunking.parsers.transcript import parse_transcript, seconds
 from beam_chunking.strategies.transcript import TranscriptChunker
 from beam_chunking.types import Document
 
@@ -87,3 +88,14 @@ def test_size_bounds_every_chunk_and_long_cues_are_cut():
 def test_options_are_checked():
     with pytest.raises(ConfigError, match="window_seconds"):
         TranscriptChunker(window_seconds=0)
+
+
+def test_transcripts_are_detected_and_parsed_through_the_registry():
+    from beam_chunking.parsers import parse
+    from beam_chunking.parsers.detect import detect_content_type
+
+    assert detect_content_type("talk.vtt", VTT.encode()) == WEBVTT
+    assert detect_content_type("talk", VTT.encode()) == WEBVTT  # sniffed from its first line
+    assert detect_content_type("a.srt", SRT.encode()) == SUBRIP
+    doc = Document("v", "file:///talk.vtt", VTT.encode(), detect_content_type("talk.vtt", VTT.encode()))
+    assert parse(doc).metadata["cues"] == 3

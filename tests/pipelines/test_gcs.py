@@ -68,6 +68,6 @@ def test_gs_input_and_output_end_to_end(gcs):
     manifest = read_manifest(out)
     committed = {f"{out}/{p}" for files in manifest["tables"].values() for p in files}
     assert objects == sorted(committed | {f"{out}/_manifest.json"})  # nothing of the first run survives
-    assert all(f"/{manifest['run_id']}/" in p for p in committed) and len(committed) == 2
+    assert all(f"/{manifest['run_id']}/" in p for p in committed) and len(committed) == 3  # chunks, documents, parents
     assert len(_table([p for p in objects if "/documents/" in p])) == 1
     assert read_table(out, "documents").num_rows == 1

@@ -66,7 +66,7 @@ def test_rerun_with_fewer_documents_leaves_no_stale_chunks(tmp_path):
     manifest = read_manifest(out)
     committed = sorted(p for files in manifest["tables"].values() for p in files)
     assert [f for f in files_under(out) if f.endswith(".parquet")] == committed  # nothing of the first run
-    assert [p.split("/")[:2] for p in committed] == [["chunks", manifest["run_id"]], ["documents", manifest["run_id"]]]
+    assert [p.split("/")[:2] for p in committed] == [[t, manifest["run_id"]] for t in ("chunks", "documents", "parents")]
 
 
 def test_failed_run_keeps_previous_output(tmp_path):
@@ -85,7 +85,7 @@ def test_bad_input_counts_add_up(tmp_path):
     src.mkdir()
     (src / "garbage.txt").write_bytes(os.urandom(2048) + b"\x00")
     (src / "empty.txt").write_bytes(b"")
-    (src / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    (src / "noise.txt").write_bytes(b"ca\x81\x02")  # neither UTF-8 nor any legacy encoding
     (src / "paper.pdf").write_bytes(b"%PDF-1.4\n%binary")
     (src / "archive.zip").write_bytes(b"PK\x03\x04rest")
     (src / "good.md").write_bytes(b"# Fine\n\nA good document.\n")
@@ -93,9 +93,9 @@ def test_bad_input_counts_add_up(tmp_path):
     docs = {os.path.basename(d["uri"]): d for d in read(out, "documents")}
     assert len(docs) == 6
     assert {k: d["status"] for k, d in docs.items()} == {
-        "garbage.txt": "failed", "empty.txt": "empty", "latin1.txt": "failed", "paper.pdf": "failed",
+        "garbage.txt": "failed", "empty.txt": "empty", "noise.txt": "failed", "paper.pdf": "failed",
         "archive.zip": "failed", "good.md": "ok"}
-    assert "byte offset 3" in docs["latin1.txt"]["error_message"]
+    assert "byte offset 2" in docs["noise.txt"]["error_message"]
     assert docs["paper.pdf"]["error_type"] == "ParseError" and "truncated" in docs["paper.pdf"]["error_message"]
     assert docs["archive.zip"]["error_type"] == "UnsupportedContentType"
     assert all(d["stage"] == "parse" for d in docs.values() if d["status"] == "failed")
@@ -104,10 +104,11 @@ def test_bad_input_counts_add_up(tmp_path):
 def test_replace_policy_counts_and_zstd_output(tmp_path):
     src, out = tmp_path / "src", str(tmp_path / "out")
     src.mkdir()
-    (src / "latin1.txt").write_bytes("caf\xe9 and na\xefve".encode("latin-1"))
+    (src / "noise.txt").write_bytes(b"ok \x81\x02\xfe")  # neither UTF-8 nor any legacy encoding
     assert main(["run", "--input", f"{src}/*", "--output", out, "--decode-errors", "replace"]) == 0
     [doc] = read(out, "documents")
     assert doc["status"] == "ok" and doc["decode_replacements"] == 2
+    assert (doc["encoding"], doc["encoding_confidence"]) == ("utf-8", 0.0)
     meta = pq.ParquetFile(table_files(out, "chunks")[0]).metadata
     assert meta.row_group(0).column(0).compression == "ZSTD"
 
@@ -160,7 +161,9 @@ def test_cli_with_spec_and_flags(tmp_path):
     assert {c["strategy"] for c in chunks} == {"token"} and max(c["token_count"] for c in chunks) <= 64
     from beam_chunking.schema import decode_metadata
 
-    assert decode_metadata(chunks[0]["metadata"]) == {"team": "search", "version": 2}
+    # The job's tags, and the decoding the text parsers record for every document.
+    assert decode_metadata(chunks[0]["metadata"]) == {"team": "search", "version": 2, "encoding": "utf-8",
+                                                      "encoding_confidence": 1.0}
     assert main(["run", "--config", str(spec), "--strategy", "bogus"]) == 2
 
 

@@ -125,3 +125,19 @@ def test_running_headers_are_skipped_and_headings_carry_across_unstructured_page
     assert [(paths([c])[0], c.metadata["page"], c.metadata["page_end"]) for c in chunks] == [
         (("Contents",), 4, 5), (("Start",), 6, 6)]
     assert chunks[0].text.startswith("Manual iv\nContents") and chunks[1].text.startswith("Manual 1\n1 Start")
+
+
+def test_a_heading_alone_joins_its_first_subsection():
+    text = "1 Introduction\n\n1.1 Scope\n\nScope body.\n\n1.2 Terms\n\nTerms body.\n\n2 Methods\n\nMethods body.\n"
+    chunks = HierarchicalChunker(max_depth=2).chunk(text)
+    check_chunks(text, chunks)
+    assert [c.text.split("\n")[0] for c in chunks] == ["1 Introduction", "1.2 Terms", "2 Methods"]
+    assert chunks[0].text == "1 Introduction\n\n1.1 Scope\n\nScope body."
+    assert paths(chunks) == [("Introduction",), ("Introduction", "Terms"), ("Methods",)]
+
+
+def test_hash_lines_are_headings_in_markdown_only():
+    text = "Install as root:\n\n# apt-get update\n\nThen check.\n\n# Usage\n\nRun it.\n"
+    assert [c.text for c in HierarchicalChunker().chunk(text)] == [text.strip()]  # plain text
+    md = ParsedDocument("d", "u.md", "text/markdown", text, (Section(0, len(text)),))
+    assert paths(HierarchicalChunker().chunk_document(md)) == [(), ("apt-get update",), ("Usage",)]

@@ -35,7 +35,7 @@ def test_fit_check_before_split():
 def test_never_joins_across_levels():
     big = "word " * 30
     text = "short para\n\n" + big.strip() + "\n\nnext para"
-    chunks = RecursiveChunker(max_chunk_size=40, overlap=0).chunk(text)
+    chunks = RecursiveChunker(max_chunk_size=40, overlap=0, min_chunk_size=0).chunk(text)
     # "short para" would fit with the first words of the big paragraph, but they are different levels
     assert chunks[0].text == "short para"
     assert chunks[-1].text == "next para"

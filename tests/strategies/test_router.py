@@ -30,7 +30,8 @@ def test_bad_routes_rejected():
 
 def test_registry_builds_every_strategy():
     assert set(REGISTRY) == {"fixed", "recursive", "token", "sentence", "hierarchical", "structural", "code",
-                             "legal", "book", "academic", "qa_pairs", "email", "semantic", "late"}
+                             "legal", "book", "academic", "qa_pairs", "email", "semantic", "cluster_semantic", "late",
+                             "proposition", "parent_child", "transcript", "resume"}
     for name in REGISTRY:
         assert get(name).name == name
     with pytest.raises(ConfigError, match="not registered"):

@@ -8,10 +8,10 @@ import pytest
 
 from beam_chunking.schema import CHUNKS_SCHEMA, DOCUMENTS_SCHEMA
 from beam_chunking.transforms._commit import commit
+from beam_chunking.transforms.write import SCHEMAS
 from beam_chunking.transforms._shards import ShardRef
 from beam_chunking.transforms.manifest import new_run_id, read_manifest, read_table, run_folder, table_files
 
-SCHEMAS = {"chunks": CHUNKS_SCHEMA, "documents": DOCUMENTS_SCHEMA}
 
 
 def document_file(output, run_id, ids, name="part-a.parquet"):
@@ -32,9 +32,10 @@ def test_commit_publishes_reported_files_and_an_empty_chunks_table(tmp_path):
     tables = commit(out, run_id, [document_file(out, run_id, ["a", "b"])], SCHEMAS, "zstd")
     assert read_table(out, "documents").column("document_id").to_pylist() == ["a", "b"]
     assert read_table(out, "chunks").num_rows == 0
-    assert read_manifest(out)["rows"] == {"chunks": 0, "documents": 2}
+    assert read_table(out, "parents").num_rows == 0
+    assert read_manifest(out)["rows"] == {"chunks": 0, "documents": 2, "parents": 0}
     assert not os.path.exists(orphan.path)
-    assert files_under(out) == sorted(["_manifest.json", *tables["chunks"], *tables["documents"]])
+    assert files_under(out) == sorted(["_manifest.json", *tables["chunks"], *tables["documents"], *tables["parents"]])
 
 
 def test_missing_or_truncated_file_publishes_nothing(tmp_path):

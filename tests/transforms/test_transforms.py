@@ -57,10 +57,12 @@ def test_parse_documents_failures_pass_through():
 
 
 def test_parse_documents_replace_policy():
-    docs = [Document("c", "c.txt", b"ok \xff", "text/plain")]
+    # Neither UTF-8 nor text in any legacy encoding (a C0 control among undefined bytes).
+    docs = [Document("c", "c.txt", b"ok \x81\x02\xfe", "text/plain")]
     with pipeline() as p:
-        out = p | beam.Create(docs) | ParseDocuments(decode_errors="replace") | beam.Map(lambda d: d.metadata["decode_replacements"])
-        assert_that(out, equal_to([1]))
+        out = p | beam.Create(docs) | ParseDocuments(decode_errors="replace") | beam.Map(
+            lambda d: (d.metadata["decode_replacements"], d.metadata["encoding"], d.metadata["encoding_confidence"]))
+        assert_that(out, equal_to([(2, "utf-8", 0.0)]))
 
 
 def test_chunk_documents_with_router_and_token_counts():
@@ -136,7 +138,7 @@ def test_fixed_shard_count(tmp_path):
 def test_metrics_count_documents_chunks_bytes_and_failures(tmp_path):
     from apache_beam.metrics.metric import MetricsFilter
 
-    write(tmp_path, {"a.md": b"# T\n\nSome words here.\n", "b.txt": b"caf\xe9", "c.pdf": b"%PDF-1.4"})
+    write(tmp_path, {"a.md": b"# T\n\nSome words here.\n", "b.txt": b"ca\x81\x02", "c.pdf": b"%PDF-1.4"})
     p = beam.Pipeline(runner=RUNNER)
     p | ChunkFiles(str(tmp_path / "*"), str(tmp_path / "out"))
     result = p.run()
