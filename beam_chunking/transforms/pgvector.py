@@ -1,0 +1,411 @@
+"""WriteToPgVector: chunks into a PostgreSQL table with a pgvector column, a document at a time.
+
+The table mirrors the chunks Parquet table (:data:`beam_chunking.schema.CHUNKS_SCHEMA`): the
+same column names, ``chunk_id`` as primary key, the reserved metadata keys as typed columns,
+the other metadata as ``jsonb`` and the vector as ``vector(N)``.
+
+The unit of writing is a whole document. Each element names one document and either its
+complete new set of chunk rows (a :class:`~beam_chunking.transforms.records.ChunkedDocument`
+or :class:`DocumentRows`) or its removal (:class:`DeleteDocument`). A transaction deletes every
+row of its documents and inserts their new rows, so a reader sees each document either as it
+was or as it is now, never half-replaced, and chunk ids that a document no longer has go in
+the same commit. One transaction holds whole documents up to ``batch_size`` rows (a larger
+document gets a transaction of its own). Rows go in by binary ``COPY``: straight into the
+table when their chunk ids are the canonical ``"{document_id}:{start:010d}"`` ones (the
+delete has removed every row they could collide with), else into a temporary table and then
+``INSERT ... ON CONFLICT (chunk_id) DO UPDATE``. Either way the result is an upsert by chunk
+id, and a retried bundle repeats the same deletes and writes, so it leaves the same table.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+import apache_beam as beam
+import pyarrow as pa
+
+from beam_chunking.errors import ChunkingError, ConfigError, require_extra
+from beam_chunking.schema import CHUNKS_SCHEMA, chunk_rows, decode_metadata
+from beam_chunking.transforms._common import NAMESPACE
+from beam_chunking.transforms.records import ChunkedDocument, Failure
+
+COLUMNS: Tuple[str, ...] = tuple(CHUNKS_SCHEMA.names)
+INDEXES = ("hnsw", "ivfflat", None)
+#: pgvector operator class per distance.
+METRICS = {"cosine": "vector_cosine_ops", "l2": "vector_l2_ops", "inner_product": "vector_ip_ops"}
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
+_STAGE = "beam_chunking_stage"
+
+
+@dataclass(frozen=True)
+class DocumentRows:
+    """A document's complete new set of chunks-table rows; it replaces all its old rows.
+
+    Args:
+        document_id: The document; every row must carry it in ``document_id``.
+        rows: Rows of the chunks table (dicts keyed by its column names). Empty removes the
+            document's rows, like :class:`DeleteDocument`.
+    """
+
+    document_id: str
+    rows: Tuple[Dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class DeleteDocument:
+    """Remove every row of a document that has disappeared (a ``deleted`` change)."""
+
+    document_id: str
+
+
+def _pg_type(field: pa.Field, dimension: Optional[int]) -> str:
+    if field.name == "embedding":
+        return f"vector({dimension})" if dimension else "vector"
+    if field.name == "metadata":
+        return "jsonb"  # plain typed JSON values: an int stays a number, a list an array
+    kind = field.type
+    if pa.types.is_string(kind):
+        return "text"
+    if pa.types.is_int32(kind):
+        return "integer"
+    if pa.types.is_int64(kind):
+        return "bigint"
+    if pa.types.is_floating(kind):
+        return "double precision"
+    if pa.types.is_list(kind) and pa.types.is_string(kind.value_type):
+        return "text[]"
+    raise TypeError(f"no PostgreSQL type for chunks-table column {field.name} of type {kind}")  # pragma: no cover
+
+
+def _redact(dsn: str) -> str:
+    """The DSN without its password, for display data and messages."""
+    dsn = re.sub(r"(password\s*=\s*)('[^']*'|\S+)", r"\1***", dsn)
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
+
+
+#: psycopg's names of the PostgreSQL types that :func:`_pg_type` gives, for binary COPY.
+_COPY_TYPES = {"text": "text", "integer": "int4", "bigint": "int8", "double precision": "float8",
+               "text[]": "text[]", "jsonb": "jsonb"}
+
+
+def binary_copy_types(conn, dimension: Optional[int] = None) -> List[Any]:
+    """Teach ``conn`` pgvector's binary format and return the chunks-table column types for
+    ``copy.set_types`` of a ``COPY ... (FORMAT BINARY)``.
+
+    Binary COPY sends a vector as its 4-byte floats: about 60x cheaper to encode than the
+    text form (``repr`` of 384 floats takes ~140 us), and exact. Call it before opening the
+    cursor that copies: a cursor takes a copy of the connection's adapters.
+
+    Args:
+        conn: An open psycopg 3 connection to a database with the ``vector`` extension.
+        dimension: The vector column's length, or ``None``; it does not change the types.
+
+    Returns:
+        One psycopg type name or oid per column of :data:`COLUMNS`, in order.
+
+    Raises:
+        ConfigError: the database has no ``vector`` type.
+    """
+    import struct
+
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+    from psycopg.types import TypeInfo
+
+    info = TypeInfo.fetch(conn, "vector")
+    if info is None:
+        raise ConfigError("the vector type is missing: CREATE EXTENSION vector (or pass create=True)")
+    packers: Dict[int, Any] = {}
+
+    class VectorDumper(Dumper):
+        # pgvector's binary form: uint16 dimensions, uint16 unused, then big-endian float4s.
+        format = Format.BINARY
+        oid = info.oid
+
+        def dump(self, obj):
+            n = len(obj)
+            packer = packers.get(n) or packers.setdefault(n, struct.Struct(f">HH{n}f"))
+            return packer.pack(n, 0, *obj)
+
+    conn.adapters.register_dumper(None, VectorDumper)  # used by oid only, i.e. in COPY
+    return [info.oid if f.name == "embedding" else _COPY_TYPES[_pg_type(f, dimension)] for f in CHUNKS_SCHEMA]
+
+
+def _copy_row(row: Dict[str, Any]) -> List[Any]:
+    out = [row.get(c) for c in COLUMNS]
+    meta = out[_META]
+    out[_META] = meta if isinstance(meta, dict) else decode_metadata(meta)
+    return out
+
+
+_META = COLUMNS.index("metadata")
+
+
+@dataclass(frozen=True)
+class _Config:
+    dsn: str
+    table: str
+    create: bool
+    dimension: Optional[int]
+    batch_size: int
+    index: Optional[str]
+    metric: str
+    ivfflat_lists: int
+
+
+class _WriteFn(beam.DoFn):
+    def __init__(self, config: _Config):
+        self.config = config
+        self.rows_written = beam.metrics.Metrics.counter(NAMESPACE, "pgvector_rows_upserted")
+        self.replaced = beam.metrics.Metrics.counter(NAMESPACE, "pgvector_documents_replaced")
+        self.deleted = beam.metrics.Metrics.counter(NAMESPACE, "pgvector_documents_deleted")
+        self.skipped = beam.metrics.Metrics.counter(NAMESPACE, "pgvector_failures_skipped")
+
+    # -- connection ----------------------------------------------------------------------
+    def setup(self):
+        self.psycopg = require_extra("psycopg", "psycopg[binary]", "pgvector")
+        from psycopg import sql
+
+        self.sql = sql
+        parts = self.config.table.split(".")
+        self.target = sql.Identifier(*parts)
+        self.name = parts[-1]
+        self.conn = None
+        self._connect()
+
+    def _connect(self):
+        # autocommit: every write is an explicit `with conn.transaction()` block.
+        self.conn = self.psycopg.connect(self.config.dsn, autocommit=True)
+        if self.config.create:
+            self._create()
+        self._check_table()
+        self.types = binary_copy_types(self.conn, self.config.dimension)
+        self.conn.execute(self.sql.SQL(
+            "CREATE TEMP TABLE IF NOT EXISTS {} (LIKE {} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+        ).format(self.sql.Identifier(_STAGE), self.target))
+
+    def _create(self):
+        sql, cfg = self.sql, self.config
+        columns = sql.SQL(", ").join(
+            sql.SQL("{} {}{}").format(sql.Identifier(f.name), sql.SQL(_pg_type(f, cfg.dimension)),
+                                      sql.SQL(" PRIMARY KEY" if f.name == "chunk_id" else
+                                              "" if f.nullable else " NOT NULL"))
+            for f in CHUNKS_SCHEMA)
+        with self.conn.transaction():
+            # Workers set up at once: the lock makes one create and the others find it made.
+            self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [cfg.table])
+            if not self.conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+                self.conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            self.conn.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} ({})").format(self.target, columns))
+            self.conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (document_id)").format(
+                sql.Identifier(f"{self.name}_document_id_idx"), self.target))
+            if cfg.index:
+                using = sql.SQL(f"USING {cfg.index} (embedding {METRICS[cfg.metric]})")
+                if cfg.index == "ivfflat":
+                    using += sql.SQL(" WITH (lists = {})").format(sql.Literal(cfg.ivfflat_lists))
+                self.conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} {}").format(
+                    sql.Identifier(f"{self.name}_embedding_{cfg.index}_idx"), self.target, using))
+
+    def _check_table(self):
+        found = self.conn.execute(
+            "SELECT a.attname, a.atttypmod FROM pg_attribute a WHERE a.attrelid = to_regclass(%s) "
+            "AND a.attnum > 0 AND NOT a.attisdropped", [self.target.as_string(self.conn)]).fetchall()
+        if not found:
+            raise ConfigError(f"table {self.config.table} does not exist in {_redact(self.config.dsn)}; "
+                              "pass create=True (with dimension=N) to create it", field="table")
+        have = dict(found)
+        missing = [c for c in COLUMNS if c not in have]
+        if missing:
+            raise ConfigError(f"table {self.config.table} lacks the chunks-table columns {missing}", field="table")
+        # pgvector keeps a vector(N) column's N as its type modifier (-1: any dimension).
+        table_dim = have["embedding"] if have["embedding"] > 0 else None
+        if self.config.dimension and table_dim and table_dim != self.config.dimension:
+            raise ConfigError(f"table {self.config.table} has vector({table_dim}) embeddings but "
+                              f"dimension={self.config.dimension}", field="dimension")
+
+    def teardown(self):
+        if getattr(self, "conn", None) is not None:
+            self.conn.close()
+            self.conn = None
+
+    # -- batching ------------------------------------------------------------------------
+    def start_bundle(self):
+        if self.conn is None or self.conn.closed or self.conn.broken:
+            self._connect()  # the server restarted or dropped us since the last bundle
+        self.pending: Dict[str, Tuple[Dict[str, Any], ...]] = {}
+        self.count = 0
+
+    def process(self, element):
+        if isinstance(element, Failure):
+            # A document that failed this run keeps what the table has; the documents table
+            # records the failure.
+            self.skipped.inc()
+            return
+        document_id, rows = _document(element)
+        if document_id in self.pending:  # a later version in the same bundle wins
+            self.count -= max(1, len(self.pending.pop(document_id)))
+        n = max(1, len(rows))
+        if self.pending and self.count + n > self.config.batch_size:
+            self._flush()
+        self.pending[document_id] = rows
+        self.count += n
+
+    def finish_bundle(self):
+        self._flush()
+
+    def _flush(self):
+        pending, self.pending, self.count = self.pending, {}, 0
+        if not pending:
+            return
+        rows = [r for doc_rows in pending.values() for r in doc_rows]
+        # Canonical ids ("{document_id}:{start:010d}[#k]") name their document, so once the
+        # batch's documents are deleted none can collide with a row left in the table: the
+        # rows go straight in. Other ids take the upsert through the temporary table.
+        direct = all(_canonical(r) for r in rows)
+        try:
+            self._apply(pending, rows, direct)
+        except self.psycopg.errors.UniqueViolation:
+            if not direct:
+                raise
+            self._apply(pending, rows, direct=False)  # a row written under a foreign id is in the way
+        self.rows_written.inc(len(rows))
+        self.replaced.inc(sum(1 for r in pending.values() if r))
+        self.deleted.inc(sum(1 for r in pending.values() if not r))
+
+    def _apply(self, pending: Dict[str, Tuple[Dict[str, Any], ...]], rows: List[Dict[str, Any]], direct: bool):
+        """One transaction: delete the documents' rows, then write the new ones."""
+        sql, cols, stage = self.sql, sql_columns(self.sql), self.sql.Identifier(_STAGE)
+        try:
+            with self.conn.transaction(), self.conn.cursor() as cur:
+                # Delete first: an error later in the block must roll the deletes back too.
+                cur.execute(sql.SQL("DELETE FROM {} WHERE document_id = ANY(%s)").format(self.target), [list(pending)])
+                if rows:
+                    into = self.target if direct else stage
+                    with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(into, cols)) as copy:
+                        copy.set_types(self.types)
+                        for row in rows:
+                            copy.write_row(_copy_row(row))
+                    if not direct:
+                        cur.execute(sql.SQL(
+                            "INSERT INTO {t} ({c}) SELECT {c} FROM {s} ON CONFLICT (chunk_id) DO UPDATE SET {u}"
+                        ).format(t=self.target, c=cols, s=stage, u=sql.SQL(", ").join(
+                            sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(c)) for c in COLUMNS[1:])))
+        except self.psycopg.errors.UniqueViolation:
+            raise
+        except Exception as exc:  # whatever failed, the block rolled back: say so, and which documents
+            shown = ", ".join(list(pending)[:3]) + (" ..." if len(pending) > 3 else "")
+            raise ChunkingError(f"writing {len(rows)} rows of {len(pending)} documents ({shown}) to "
+                                f"{self.config.table} failed and was rolled back: {exc}") from exc
+
+
+def _canonical(row: Dict[str, Any]) -> bool:
+    """Whether a row's chunk id is the one :attr:`Chunk.id` gives its document and start."""
+    chunk_id, base = row["chunk_id"], f"{row['document_id']}:{row['start']:010d}"
+    return chunk_id == base or (chunk_id.startswith(base + "#") and chunk_id[len(base) + 1:].isdigit())
+
+
+def sql_columns(sql) -> Any:
+    """The chunks-table columns as a comma-separated SQL identifier list."""
+    return sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS)
+
+
+def _document(element) -> Tuple[str, Tuple[Dict[str, Any], ...]]:
+    """The document an element names and its new rows (``()`` to remove it)."""
+    if isinstance(element, DeleteDocument):
+        return element.document_id, ()
+    if isinstance(element, ChunkedDocument):
+        return element.document_id, tuple(chunk_rows(
+            list(element.chunks), strategy=element.strategy, fingerprint=element.strategy_fingerprint,
+            content_type=element.content_type, uri=element.uri))
+    if isinstance(element, DocumentRows):
+        stray = [r.get("chunk_id") for r in element.rows if r.get("document_id") != element.document_id]
+        if stray:
+            raise ChunkingError(f"rows {stray[:3]} do not belong to the document they were grouped under",
+                                document_id=element.document_id)
+        # Unique chunk ids: ON CONFLICT cannot touch one row twice in one statement.
+        return element.document_id, tuple({r["chunk_id"]: r for r in element.rows}.values())
+    raise ChunkingError(f"WriteToPgVector takes ChunkedDocument, DocumentRows or DeleteDocument elements, "
+                        f"got {type(element).__name__}; group chunk rows by document with GroupChunkRows() first")
+
+
+class GroupChunkRows(beam.PTransform):
+    """Group chunks-table rows (dicts, e.g. read from the Parquet table) into :class:`DocumentRows`.
+
+    The input must hold every row of each document it names: the group replaces the
+    document's rows in the store.
+    """
+
+    def expand(self, rows):
+        return (rows
+                | "KeyByDocument" >> beam.Map(lambda r: (r["document_id"], r))
+                | "GroupByDocument" >> beam.GroupByKey()
+                | "ToDocumentRows" >> beam.MapTuple(
+                    lambda doc, rs: DocumentRows(doc, tuple(sorted(rs, key=lambda r: (r["start"], r["chunk_id"]))))))
+
+
+class WriteToPgVector(beam.PTransform):
+    """Upsert chunks into a PostgreSQL + pgvector table, replacing and deleting whole documents.
+
+    Input elements: :class:`~beam_chunking.transforms.records.ChunkedDocument` (the output of
+    ``ChunkDocuments`` or ``EmbedChunks``) and :class:`DocumentRows` replace a document's rows;
+    :class:`DeleteDocument` removes them; ``Failure`` records are skipped, leaving the
+    document's previous rows in place. Each worker opens one connection in ``setup()``.
+
+    Args:
+        dsn: A libpq connection string or URI (``"postgresql://user@host/db"``).
+        table: Table name, optionally ``schema.table``.
+        create: Create the ``vector`` extension (if missing), the table and its indexes when
+            they do not exist. Default ``False``: the table must exist.
+        dimension: Vector length N of the ``vector(N)`` column; required with ``create``, and
+            checked against an existing table otherwise. Default ``None``.
+        batch_size: Rows per transaction, at most (whole documents: a document with more rows
+            gets a transaction of its own). Default 500.
+        index: Vector index made with ``create``: ``"hnsw"`` (default), ``"ivfflat"`` (better
+            built after loading, since its lists are fit to the rows present) or ``None``. A
+            btree index on ``document_id`` is always made.
+        metric: Distance of the vector index: ``"cosine"`` (default), ``"l2"`` or
+            ``"inner_product"``.
+        ivfflat_lists: ``lists`` of an IVFFlat index. Default 100.
+
+    Raises:
+        ConfigError: an option is invalid (at construction) or the table is missing or does
+            not fit (when the workers start).
+
+    Example:
+        >>> docs | EmbedChunks("minilm") | WriteToPgVector(       # doctest: +SKIP
+        ...     "postgresql://app@db/rag", "chunks", create=True, dimension=384)
+    """
+
+    def __init__(self, dsn: str, table: str, *, create: bool = False, dimension: Optional[int] = None,
+                 batch_size: int = 500, index: Optional[str] = "hnsw", metric: str = "cosine",
+                 ivfflat_lists: int = 100):
+        super().__init__()
+        if not isinstance(dsn, str) or not dsn.strip():
+            raise ConfigError(f"WriteToPgVector.dsn must be a connection string, got {dsn!r}", field="dsn")
+        if not isinstance(table, str) or not all(_NAME.match(p) for p in table.split(".")) or table.count(".") > 1:
+            raise ConfigError(f"WriteToPgVector.table={table!r} must be a name or schema.name of letters, digits "
+                              "and underscores (at most 41 characters each)", field="table")
+        for name, value in (("batch_size", batch_size), ("ivfflat_lists", ivfflat_lists)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"WriteToPgVector.{name} must be an integer >= 1, got {value!r}", field=name)
+        if dimension is not None and (isinstance(dimension, bool) or not isinstance(dimension, int)
+                                      or not 1 <= dimension <= 16000):
+            raise ConfigError(f"WriteToPgVector.dimension must be an integer in [1, 16000], got {dimension!r}",
+                              field="dimension")
+        if create and dimension is None:
+            raise ConfigError("WriteToPgVector(create=True) needs dimension=N for the vector(N) column "
+                              "and its index", field="dimension")
+        if index not in INDEXES:
+            raise ConfigError(f"WriteToPgVector.index={index!r} must be one of {INDEXES}", field="index")
+        if metric not in METRICS:
+            raise ConfigError(f"WriteToPgVector.metric={metric!r} must be one of {tuple(METRICS)}", field="metric")
+        self.config = _Config(dsn, table, bool(create), dimension, batch_size, index, metric, ivfflat_lists)
+
+    def expand(self, pcoll):
+        return pcoll | "WriteToPgVector" >> beam.ParDo(_WriteFn(self.config))
+
+    def display_data(self):
+        cfg = self.config
+        return {"dsn": _redact(cfg.dsn), "table": cfg.table, "create": cfg.create, "dimension": cfg.dimension or 0,
+                "batch_size": cfg.batch_size, "index": cfg.index or "none", "metric": cfg.metric}

