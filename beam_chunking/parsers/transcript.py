@@ -12,7 +12,7 @@ import io
 import re
 from typing import FrozenSet, Iterable, Optional, Tuple
 
-from beam_chunking.errors import ParseError
+from beam_chunking.errors import MissingExtra, ParseError
 from beam_chunking.parsers._build import TextBuilder
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers.decode import decode_text
@@ -79,7 +79,7 @@ def parse_transcript(doc: Document, *, errors: str = "strict", limits: ParseLimi
             if speaker:
                 meta["speaker"] = speaker
             builder.add(line, kind="cue", metadata=meta)
-    except ParseError:
+    except (ParseError, MissingExtra):
         raise
     except Exception as exc:  # each reader has its own error classes; all mean a malformed file
         raise ParseError(f"{kind}: not a valid transcript ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})",

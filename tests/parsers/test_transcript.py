@@ -99,3 +99,13 @@ def test_transcripts_are_detected_and_parsed_through_the_registry():
     assert detect_content_type("a.srt", SRT.encode()) == SUBRIP
     doc = Document("v", "file:///talk.vtt", VTT.encode(), detect_content_type("talk.vtt", VTT.encode()))
     assert parse(doc).metadata["cues"] == 3
+
+
+def test_a_missing_reader_names_the_extra(monkeypatch):
+    import sys
+
+    from beam_chunking.errors import MissingExtra
+
+    monkeypatch.setitem(sys.modules, "webvtt", None)  # as if webvtt-py were not installed
+    with pytest.raises(MissingExtra, match=r"beam-chunking\[transcripts\]"):
+        vtt_doc()
