@@ -19,6 +19,8 @@
    share of chunks that are dot leaders, running headers, fake tables, under 60 characters,
    or a heading alone (definitions in :func:`junk_kinds`), for a few strategies at their
    defaults.
+3. Minimum size, in both parts: chunks under each strategy's effective minimum that lack
+   ``undersized=True`` (:func:`unflagged_small`), per strategy and size or input.
 
 Embeddings are cached by text (sha1) in ``$BEAM_CHUNKING_BENCH_CACHE`` (default
 ``/tmp/beam-chunking-quality``), so each distinct text is embedded once across runs; the
@@ -158,11 +160,52 @@ def locate(corpus: str, texts: Sequence[str]) -> Tuple[Spans, int]:
 
 
 # -- strategies ---------------------------------------------------------------------------
-def our_strategy(name: str, **options) -> Callable[[str], Spans]:
-    from beam_chunking.registry import get
+class our_strategy:
+    """One of our strategies as ``run(text) -> spans``, counting chunks under its minimum.
 
-    strategy = get(name, **options)
-    return lambda text: [(c.start, c.end) for c in strategy.chunk(text)]
+    ``unflagged`` counts the chunks under :func:`effective_minimum` that lack
+    ``undersized=True`` (the issue's "no chunk under the minimum unless flagged").
+    """
+
+    def __init__(self, name: str, **options):
+        from beam_chunking.registry import get
+
+        self.strategy = get(name, **options)
+        self.minimum = effective_minimum(self.strategy)
+        self.unflagged = self.undersized = 0
+
+    def __call__(self, text: str) -> Spans:
+        chunks = self.strategy.chunk(text)
+        self.unflagged += len(unflagged_small(self.strategy, chunks, self.minimum))
+        self.undersized += sum(1 for c in chunks if c.metadata.get("undersized"))
+        return [(c.start, c.end) for c in chunks]
+
+
+def effective_minimum(strategy) -> int:
+    """The minimum chunk size ``strategy`` applies, in its own unit; 0 when it has none.
+
+    Read from the strategy where it says (``minimum_size()``, ``cluster_semantic``'s
+    ``floor``); ``semantic`` applies ``min_chunk_size`` uncapped; others with both fields
+    cap it at a quarter of the ceiling, as ``beam_chunking.text.fragments`` does.
+    """
+    from beam_chunking.text.fragments import effective_minimum as capped
+
+    if hasattr(strategy, "minimum_size"):
+        return int(strategy.minimum_size())
+    if isinstance(getattr(type(strategy), "floor", None), property):
+        return int(strategy.floor)
+    low, high = getattr(strategy, "min_chunk_size", None), getattr(strategy, "max_chunk_size", None)
+    if low is None or high is None:
+        return 0
+    return int(low) if type(strategy).__name__ == "SemanticChunker" else capped(int(low), int(high))
+
+
+def unflagged_small(strategy, chunks, minimum: int) -> list:
+    """Chunks under ``minimum`` (tokens when the chunk has a count, else characters) not flagged."""
+    if not minimum:
+        return []
+    return [c for c in chunks if (c.token_count if c.token_count is not None else len(c.text)) < minimum
+            and not c.metadata.get("undersized")]
 
 
 def configs(token_sizes: Sequence[int], chars_per_token: float, embedder) -> List[Tuple[str, int, int, str, Callable]]:
@@ -264,7 +307,10 @@ def retrieval(args) -> List[dict]:
         m = score(refs, [[pool[i] for i in row] for row in top])
         lengths = [e - s for _, s, e in pool]
         tokens = [len(enc.encode_ordinary(texts[c][s:e])) for c, s, e in pool]
+        minimum = getattr(spans_of, "minimum", None)
         row = dict(strategy=name, group=group, size=size, unit=unit, chunks=len(pool), lost=lost,
+                   minimum=minimum, unflagged=getattr(spans_of, "unflagged", None),
+                   undersized=getattr(spans_of, "undersized", None),
                    mean_chars=float(np.mean(lengths)), mean_tokens=float(np.mean(tokens)),
                    max_tokens=int(max(tokens)), seconds=chunk_seconds, **m)
         results.append(row)
@@ -327,6 +373,20 @@ def report_retrieval(results: List[dict]) -> None:
                     if r["recall"][0] >= p["recall"][0] and r["iou"][0] >= p["iou"][0]]
             print(f"| {g} | {p['strategy']} | {p['recall'][0]:.1f} / {p['iou'][0]:.2f} | "
                   f"{', '.join(wins) if wins else '**none**'} |")
+    report_minimum([r for r in results if r.get("minimum") is not None], "size")
+
+
+def report_minimum(rows: List[dict], where: str) -> None:
+    """The minimum-size check: chunks under the strategy's effective minimum without the flag."""
+    print(f"\n#### Minimum size: chunks under the strategy's effective minimum without `undersized=True` "
+          f"(per {where})\n")
+    print(f"| strategy | {where} | chunks | effective minimum | flagged undersized | under it, not flagged |")
+    print("|---|---|---:|---:|---:|---:|")
+    for r in rows:
+        at = f"{r['size']} {r['unit']}" if where == "size" else r["input"]
+        unit = f" {r['unit']}" if r["minimum"] else ""
+        print(f"| {r['strategy']} | {at} | {r['chunks']} | {r['minimum']}{unit} | {r['undersized']} | "
+              f"{'**' + str(r['unflagged']) + '**' if r['unflagged'] else 0} |")
 
 
 def plot(results: List[dict]) -> None:
@@ -356,7 +416,7 @@ def plot(results: List[dict]) -> None:
 
 
 # -- junk ---------------------------------------------------------------------------------
-DOT_LEADER = re.compile(r"(?:\.\s?){5,}")
+DOT_LEADER = re.compile(r"(?:\.\s?){5,}")  # the bench's own: any run of five dots, numbered or not
 PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 SEPARATOR_ROW = re.compile(r"^\s*\|(?:\s*:?-+:?\s*\|)+\s*$")
 NUMBERED_HEADING = re.compile(r"^(?:Chapter\s+|Appendix\s+)?(?:\d+|[A-Z])(?:\.\d+)*\.?\s+\S.{0,100}$")
@@ -401,10 +461,30 @@ def fake_table(text: str) -> bool:
     return bool(cells) and sum(1 for c in cells if not c.strip()) * 2 >= len(cells)
 
 
+def leader_line(line: str, rule: str = "either") -> bool:
+    """Whether ``line`` holds a dot leader: by the bench's regex, the parser's rule, or either.
+
+    The parser's :func:`beam_chunking.parsers.furniture.is_dot_leader` adds the Unicode
+    leaders (``·``, ``…``) and wants a title and a page number; the bench's own regex, any
+    run of five dots, keeps the measure able to catch leaders the parser's rule misses.
+    """
+    from beam_chunking.parsers.furniture import is_dot_leader
+
+    bench, parser = bool(DOT_LEADER.search(line)), is_dot_leader(line)
+    return {"bench": bench, "parser": parser, "either": bench or parser}[rule]
+
+
+def leader_chunk(text: str, rule: str) -> bool:
+    """At least half of the non-blank lines of ``text`` are leaders under ``rule``."""
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return bool(lines) and sum(1 for ln in lines if leader_line(ln, rule)) * 2 >= len(lines)
+
+
 def junk_kinds(text: str, headings: set, headers: set, markdown: bool = False) -> List[str]:
     """The junk categories ``text`` (one chunk) falls in.
 
-    - ``dot leaders``: at least half of its lines hold a run of five dots (``. . . . .`` too);
+    - ``dot leaders``: at least half of its lines hold a leader (:func:`leader_line`: a run of
+      five dots, ``. . . . .`` too, or the parser's ``is_dot_leader``);
     - ``running header``: one of its lines is a running header of the PDF (see
       :func:`running_header_lines`; page numbers ignored);
     - ``fake table``: see :func:`fake_table`;
@@ -415,7 +495,7 @@ def junk_kinds(text: str, headings: set, headers: set, markdown: bool = False) -
     body = text.strip()
     lines = [ln for ln in body.splitlines() if ln.strip()]
     kinds = []
-    if lines and sum(1 for ln in lines if DOT_LEADER.search(ln)) * 2 >= len(lines):
+    if lines and sum(1 for ln in lines if leader_line(ln)) * 2 >= len(lines):
         kinds.append("dot leaders")
     if headers and any(len(ln) <= 120 and normal_line(ln) in headers for ln in lines):
         kinds.append("running header")
@@ -447,23 +527,53 @@ def junk(args) -> None:
     print("| strategy | input | chunks | dot leaders | running header | fake table | under 60 chars | heading only "
           "| any | seconds |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    leaders: List[Tuple[str, str, int, int, int]] = []  # (strategy, input, bench, parser, either) chunks
+    minimum_rows: List[dict] = []
     for name in args.junk_strategies.split(","):
         strategy = get(name)
+        minimum = effective_minimum(strategy)
         for g, parsed in docs.items():
             t0 = time.perf_counter()
             counts: Counter = Counter()
             total = 0
+            small: List = []
             for doc in parsed:
                 headings = {h for s in doc.sections for h in s.heading_path}
-                for c in strategy.chunk_document(doc):
+                chunks = strategy.chunk_document(doc)
+                small += unflagged_small(strategy, chunks, minimum)
+                counts["undersized"] += sum(1 for c in chunks if c.metadata.get("undersized"))
+                counts["tokens"] += any(c.token_count is not None for c in chunks)
+                for c in chunks:
                     kinds = junk_kinds(c.text, headings, headers if g == "PDF" else set(),
                                        doc.content_type == "text/markdown")
                     counts.update(kinds)
                     counts["any"] += bool(kinds)
+                    counts.update(f"leader {rule}" for rule in ("bench", "parser") if leader_chunk(c.text, rule))
                     total += 1
             pct = lambda k: f"{100 * counts[k] / total:.1f}%" if total else "-"  # noqa: E731
-            print(f"| {name} | {g} ({len(parsed)} file{'s' if len(parsed) > 1 else ''}) | {total} | "
+            label = f"{g} ({len(parsed)} file{'s' if len(parsed) > 1 else ''})"
+            print(f"| {name} | {label} | {total} | "
                   + " | ".join(pct(k) for k in JUNK) + f" | {pct('any')} | {time.perf_counter() - t0:.1f} |")
+            leaders.append((name, label, counts["leader bench"], counts["leader parser"], counts["dot leaders"]))
+            if minimum:
+                minimum_rows.append(dict(strategy=name, input=label, chunks=total, minimum=minimum,
+                                         unit="tokens" if counts["tokens"] else "chars",
+                                         undersized=counts["undersized"], unflagged=len(small)))
+                for c in small[:3]:
+                    print(f"    unflagged under {minimum}: {name} {g} {c.document_id} {c.start}:{c.end} "
+                          f"{c.text[:60]!r}", file=sys.stderr)
+    differ = [x for x in leaders if not x[2] == x[3] == x[4]]
+    if differ:
+        print("\nDot-leader chunks by rule, where the bench's regex and the parser's `is_dot_leader` differ "
+              "(the table counts either):\n")
+        print("| strategy | input | bench regex | parser rule | either |")
+        print("|---|---|---:|---:|---:|")
+        for row in differ:
+            print("| " + " | ".join(map(str, row)) + " |")
+    else:
+        print("\n_Dot leaders: the bench's regex and the parser's `is_dot_leader` flag the same chunks "
+              f"({sum(x[4] for x in leaders)} in all)._")
+    report_minimum(minimum_rows, "input")
 
 
 # -- main ---------------------------------------------------------------------------------
