@@ -357,12 +357,15 @@ JOINABLE_KINDS = frozenset({"text", "table", "code"})
 
 def soft_boundary(doc: ParsedDocument, a: Section, b: Section, end: int, start: int) -> bool:
     """Whether a chunk ending at ``end`` in section ``a`` may join one starting at ``start`` in
-    the next section ``b``: the same heading path and page, both of a joinable kind
-    (:data:`JOINABLE_KINDS`), and nothing left out between them (the parser's table, code and
-    paragraph blocks under one heading). Pages and headings are hard boundaries."""
+    the next section ``b``: the same heading path (or ``b`` under ``a``'s heading) and page,
+    both of a joinable kind (:data:`JOINABLE_KINDS`), and nothing left out between them (the
+    parser's table, code and paragraph blocks under one heading). Pages and other headings are
+    hard boundaries."""
     # Section metadata (element_path, kind) may differ: a caption and its table, a sentence and
     # the command it introduces are still one topic under one heading.
-    return (a.heading_path == b.heading_path and a.page == b.page and a.kind in JOINABLE_KINDS
+    # A section may also flow into its first subsection: a heading with no body of its own
+    # belongs with what comes under it.
+    return (b.heading_path[:len(a.heading_path)] == a.heading_path and a.page == b.page and a.kind in JOINABLE_KINDS
             and b.kind in JOINABLE_KINDS and not doc.text[end:start].strip())
 
 

@@ -33,7 +33,7 @@ class SentenceChunker(SectionChunker):
         min_chunk_size: Smallest chunk kept alone, in tokens: a shorter one (a section's
             tail, a heading line) joins a neighbour, or is rebalanced with it, when the
             result fits ``max_chunk_size``; else it is kept with ``undersized=True``. At
-            most a quarter of ``max_chunk_size`` applies; 0 turns it off. Default 16.
+            most a quarter of ``max_chunk_size`` applies; 0 turns it off. Default 32.
 
     Example:
         >>> [c.text for c in SentenceChunker(max_chunk_size=12, overlap=0).chunk(
@@ -46,7 +46,7 @@ class SentenceChunker(SectionChunker):
     max_chunk_size: int = 512
     overlap: int = 64
     tokenizer: str = "cl100k_base"
-    min_chunk_size: int = 16
+    min_chunk_size: int = 32
 
     def __post_init__(self) -> None:
         require_positive("SentenceChunker", "max_chunk_size", self.max_chunk_size, minimum=MIN_WINDOW_TOKENS)

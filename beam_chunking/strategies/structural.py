@@ -124,14 +124,14 @@ class StructuralChunker(Chunker):
             least 4. Default 512.
         tokenizer: A tiktoken encoding or model name. Default ``"cl100k_base"``.
         min_chunk_size: Smallest chunk kept alone, in tokens; at most a quarter of
-            ``max_chunk_size`` applies; 0 turns it off. Default 16.
+            ``max_chunk_size`` applies; 0 turns it off. Default 32.
     """
 
     name = "structural"
     unit_template = "{tokenizer} tokens"
     max_chunk_size: int = 512
     tokenizer: str = "cl100k_base"
-    min_chunk_size: int = 16
+    min_chunk_size: int = 32
 
     def __post_init__(self) -> None:
         require_positive("StructuralChunker", "max_chunk_size", self.max_chunk_size, minimum=MIN_WINDOW_TOKENS)

@@ -29,7 +29,7 @@ class TokenChunker(SectionChunker):
         min_chunk_size: Smallest chunk kept alone, in tokens: a shorter one (a section's
             tail, a heading line) joins a neighbour, or is rebalanced with it, when the
             result fits ``max_chunk_size``; else it is kept with ``undersized=True``. At
-            most a quarter of ``max_chunk_size`` applies; 0 turns it off. Default 16.
+            most a quarter of ``max_chunk_size`` applies; 0 turns it off. Default 32.
 
     Example:
         >>> chunks = TokenChunker(max_chunk_size=8, overlap=2).chunk("one two three " * 10)
@@ -42,7 +42,7 @@ class TokenChunker(SectionChunker):
     max_chunk_size: int = 512
     overlap: int = 50
     tokenizer: str = "cl100k_base"
-    min_chunk_size: int = 16
+    min_chunk_size: int = 32
 
     def __post_init__(self) -> None:
         require_positive("TokenChunker", "max_chunk_size", self.max_chunk_size, minimum=MIN_WINDOW_TOKENS)
