@@ -4,16 +4,15 @@ Costs one model call per document (answered from the cache on a re-run).
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from beam_chunking.errors import ConfigError, LLMError
-from beam_chunking.llm import LLMConfig, LLMUsage, shared_client
+from beam_chunking.errors import LLMError
+from beam_chunking.llm import LLMUsage, shared_client
 from beam_chunking.llm.replies import parse_json
-from beam_chunking.sizing import tiktoken_sizer
-from beam_chunking.strategies.base import Chunker, Outcome, make_chunk
+from beam_chunking.strategies.base import make_chunk
+from beam_chunking.strategies.chat import ChatModelChunker
 from beam_chunking.types import Chunk, ParsedDocument
 
 _LOG = logging.getLogger(__name__)
@@ -63,7 +62,7 @@ def render(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class ResumeChunker(Chunker):
+class ResumeChunker(ChatModelChunker):
     """One chunk per section of a CV, extracted by a chat model in one call per document.
 
     The model returns contact details, a summary, experience entries, education entries,
@@ -85,46 +84,17 @@ class ResumeChunker(Chunker):
     """
 
     name = "resume"
+    task = "resume"
     template = "resume"
     unit_template = "unbounded"
-    llm: Any = None
     prompt: str = RESUME_PROMPT
-    tokenizer: str = "cl100k_base"
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.prompt, str) or not self.prompt.strip():
-            raise ConfigError("ResumeChunker.prompt must be a non-empty string", field="prompt")
-        try:
-            object.__setattr__(self, "llm", None if self.llm is None else LLMConfig.of(self.llm))
-        except ConfigError as exc:
-            raise ConfigError(f"ResumeChunker.{exc}", field="llm") from None
-        object.__setattr__(self, "_sizer", tiktoken_sizer(self.tokenizer))
-
-    @property
-    def llm_config(self) -> LLMConfig:
-        """The chat model this template calls (``llm``, or the defaults)."""
-        return self.llm or LLMConfig()
-
-    def setup(self) -> None:
-        """Build the process's chat client."""
-        shared_client(self.llm_config)
-
-    def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
-        """Return the field chunks of ``doc`` (or its full text, see the class docstring)."""
-        return self.chunk_with_usage(doc)[0]
-
-    def chunk_outcome(self, doc: ParsedDocument) -> Outcome:
-        """The chunks, with the model call's cost as documents-table counters."""
-        chunks, usage = self.chunk_with_usage(doc)
-        return Outcome(chunks, counts=usage.columns())
 
     def chunk_with_usage(self, doc: ParsedDocument) -> Tuple[List[Chunk], LLMUsage]:
         """Return the chunks and what the model call cost."""
         usage = LLMUsage()
         if not doc.text.strip():
             return [], usage
-        version = "resume/" + hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()[:12]
-        reply = shared_client(self.llm_config).complete_many([(self.prompt, doc.text, version)])[0]
+        reply = shared_client(self.llm_config).complete_many([(self.prompt, doc.text, self.prompt_version)])[0]
         fields: List[Tuple[str, int, str]] = []
         if isinstance(reply, LLMError):
             problem = str(reply)
@@ -136,7 +106,7 @@ class ResumeChunker(Chunker):
             _LOG.warning("%s: résumé kept as one chunk: %s", doc.uri or doc.id, problem)
             return [self._full_text(doc)], usage
         base = {**doc.metadata, "template": "resume", "chunk_kind": "field", "rewrite": True}
-        chunks = [make_chunk(doc, index=k, start=0, end=0, token_count=self._sizer.count(text),
+        chunks = [make_chunk(doc, index=k, start=0, end=0, token_count=self.sizer.count(text),
                              metadata={**base, "resume_field": field, **({"resume_entry": entry} if entry else {})},
                              ordinal=k + 1, rewrite=text)
                   for k, (field, entry, text) in enumerate(fields)]
@@ -169,5 +139,5 @@ class ResumeChunker(Chunker):
         pages = [s.page for s in doc.sections if s.page is not None]
         if pages:
             meta["page"], meta["page_end"] = min(pages), max(pages)
-        return make_chunk(doc, index=0, start=0, end=len(doc.text), token_count=self._sizer.count(doc.text),
+        return make_chunk(doc, index=0, start=0, end=len(doc.text), token_count=self.sizer.count(doc.text),
                           metadata=meta)

@@ -193,28 +193,26 @@ def sanitiser(value: Any) -> Sanitiser:
                  "functions": tuple(v for v in value if v != "redact")}
     if not isinstance(value, dict):
         raise ConfigError(f"sanitise: expected a name, a list of names or a mapping, got {value!r}")
-    known = {f.name for f in dataclasses.fields(Sanitiser)}
-    for key in value:
-        if key not in known:
-            raise ConfigError(f"sanitise.{key}: unknown option (options: {', '.join(sorted(known))})")
+    return _built("sanitise", Sanitiser, {k: _tuples(v) for k, v in value.items()})
+
+
+def _built(key: str, cls: type, options: Dict[str, Any]) -> Any:
+    """``cls(**options)`` for spec key ``key``; unknown and invalid options name ``key.option``."""
+    known = {f.name for f in dataclasses.fields(cls)}
+    for name in options:
+        if name not in known:
+            raise ConfigError(f"{key}.{name}: unknown option (options: {', '.join(sorted(known))})")
     try:
-        return Sanitiser(**{k: _tuples(v) for k, v in value.items()})
+        return cls(**options)
     except ConfigError as exc:
-        raise ConfigError(f"sanitise.{exc.field}: {exc}", field=exc.field) from None
+        raise ConfigError(f"{key}.{exc.field}: {exc}", field=exc.field) from None
 
 
 def _refiner(value: Any) -> SemanticRefiner:
     """``refine: {max_chunk_size: 800, embedder: minilm}`` -> a :class:`SemanticRefiner`."""
     if not isinstance(value, dict):
         raise ConfigError(f"refine: expected a mapping of SemanticRefiner options, got {value!r}")
-    known = {f.name for f in dataclasses.fields(SemanticRefiner)}
-    for key in value:
-        if key not in known:
-            raise ConfigError(f"refine.{key}: unknown option (options: {', '.join(sorted(known))})")
-    try:
-        return SemanticRefiner(**value)
-    except ConfigError as exc:
-        raise ConfigError(f"refine.{exc.field}: {exc}", field=exc.field) from None
+    return _built("refine", SemanticRefiner, value)
 
 
 def parse_spec(data: Any, source: str = "spec") -> JobConfig:

@@ -5,16 +5,15 @@ consecutive sections), answered from the cache on a re-run.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from beam_chunking.errors import ConfigError, LLMError
-from beam_chunking.llm import LLMConfig, LLMUsage, shared_client
+from beam_chunking.errors import LLMError
+from beam_chunking.llm import LLMUsage, shared_client
 from beam_chunking.llm.replies import parse_json, string_items
-from beam_chunking.sizing import TiktokenSizer, tiktoken_sizer
-from beam_chunking.strategies.base import Chunker, Outcome, make_chunk, require_positive, section_metadata
+from beam_chunking.strategies.base import make_chunk, require_positive, section_metadata
+from beam_chunking.strategies.chat import ChatModelChunker
 from beam_chunking.text.tokens import token_windows
 from beam_chunking.types import Chunk, ParsedDocument, Section
 
@@ -44,11 +43,6 @@ class Passage:
     metadata: Dict[str, Any]
 
 
-def prompt_version(prompt: str) -> str:
-    """Names a prompt in the cache key: ``proposition/<12 hex digits of its SHA-256>``."""
-    return "proposition/" + hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:12]
-
-
 def _passage_metadata(doc: ParsedDocument, sections: Sequence[Section]) -> Dict[str, Any]:
     meta = section_metadata(doc, sections[0])
     pages = [s.page for s in sections if s.page is not None]
@@ -58,7 +52,7 @@ def _passage_metadata(doc: ParsedDocument, sections: Sequence[Section]) -> Dict[
 
 
 @dataclass(frozen=True)
-class PropositionChunker(Chunker):
+class PropositionChunker(ChatModelChunker):
     """Each passage becomes its propositions, one chunk each, at one chat-model call per passage.
 
     The document's sections are packed in order into passages of at most
@@ -95,38 +89,17 @@ class PropositionChunker(Chunker):
     """
 
     name = "proposition"
+    task = "proposition"
     unit_template = "{tokenizer} tokens per passage"
+    prompt: str = PROPOSITION_PROMPT
     max_passage_tokens: int = 1000
     max_propositions_per_passage: int = 50
     emit_parent_passages: bool = False
-    tokenizer: str = "cl100k_base"
-    llm: Any = None
-    prompt: str = PROPOSITION_PROMPT
 
     def __post_init__(self) -> None:
         require_positive("PropositionChunker", "max_passage_tokens", self.max_passage_tokens, minimum=16)
         require_positive("PropositionChunker", "max_propositions_per_passage", self.max_propositions_per_passage)
-        if not isinstance(self.prompt, str) or not self.prompt.strip():
-            raise ConfigError("PropositionChunker.prompt must be a non-empty string", field="prompt")
-        try:
-            object.__setattr__(self, "llm", None if self.llm is None else LLMConfig.of(self.llm))
-        except ConfigError as exc:
-            raise ConfigError(f"PropositionChunker.{exc}", field="llm") from None
-        object.__setattr__(self, "_sizer", tiktoken_sizer(self.tokenizer))
-
-    @property
-    def sizer(self) -> TiktokenSizer:
-        """The tokenizer passages are measured with."""
-        return self._sizer
-
-    @property
-    def llm_config(self) -> LLMConfig:
-        """The chat model this strategy calls (``llm``, or the defaults)."""
-        return self.llm or LLMConfig()
-
-    def setup(self) -> None:
-        """Build the process's chat client (shared by every copy of this strategy)."""
-        shared_client(self.llm_config)
+        super().__post_init__()
 
     def passages(self, doc: ParsedDocument) -> List[Passage]:
         """The document's passages: consecutive sections packed under ``max_passage_tokens``."""
@@ -153,14 +126,6 @@ class PropositionChunker(Chunker):
             k = j
         return out
 
-    def chunk_document(self, doc: ParsedDocument) -> List[Chunk]:
-        """Return the propositions (or fallback passages) of ``doc`` in document order."""
-        return self.chunk_with_usage(doc)[0]
-
-    def chunk_outcome(self, doc: ParsedDocument) -> Outcome:
-        """The chunks, with the model calls' cost as documents-table counters."""
-        chunks, usage = self.chunk_with_usage(doc)
-        return Outcome(chunks, counts=usage.columns())
 
     def chunk_with_usage(self, doc: ParsedDocument) -> Tuple[List[Chunk], LLMUsage]:
         """Return the chunks and what the model calls cost (see :class:`LLMUsage`)."""
@@ -168,7 +133,7 @@ class PropositionChunker(Chunker):
         usage = LLMUsage()
         if not passages:
             return [], usage
-        version = prompt_version(self.prompt)
+        version = self.prompt_version
         replies = shared_client(self.llm_config).complete_many(
             [(self.prompt, doc.text[p.start:p.end], version) for p in passages])
         chunks: List[Chunk] = []
