@@ -51,6 +51,7 @@ MIN_LISTING = 3
 
 _LEADER = r"(?:(?:\s?[.\u00b7\u2024\u2027])\s?){4,}|\u2026{2,}|(?:\.\s?){2,}\u2026"
 _NUMBER = r"(?:\d{1,4}|[ivxlc]{1,8})"  # roman page numbers stay below 400 (front matter)
+_ANY_LEADER = re.compile(_LEADER)
 _DOT_LEADER = re.compile(rf"^(?=.*[^\W\d_]).*?(?:{_LEADER})\s*{_NUMBER}\s*$", re.I)
 _PAGE_LABEL = re.compile(
     rf"^(?:page\s+|p\.\s*)?[-\u2013\u2014\s]*({_NUMBER})[-\u2013\u2014\s]*(?:(?:/|of)\s*\d{{1,5}})?$", re.I)
@@ -65,9 +66,14 @@ _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 _CANONICAL_ROMAN = re.compile(r"^(?=[ivxlc])c{0,3}(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})$", re.I)
 
 
+#: Lines longer than this (characters) are never a contents entry; it also keeps the leader
+#: pattern linear on a text that is one huge line.
+MAX_ENTRY_CHARS = 400
+
+
 def is_dot_leader(line: str) -> bool:
     """Whether ``line`` is a contents entry with a dot leader: ``Title ..... 12``."""
-    return bool(_DOT_LEADER.match(line.strip()))
+    return len(line) <= MAX_ENTRY_CHARS and bool(_DOT_LEADER.match(line.strip()))
 
 
 def page_label(line: str) -> bool:
@@ -273,6 +279,8 @@ def contents_spans(text: str) -> List[Tuple[int, int, str]]:
     as dropped under their label (:func:`visible_characters`). Each span is one line
     without its newline.
     """
+    if not _ANY_LEADER.search(text):  # no leader anywhere: nothing to look at line by line
+        return []
     lines = text.split("\n")
     found = contents_lines(lines)
     spans, pos = [], 0

@@ -152,3 +152,34 @@ def test_sections_around_contents_spans_keep_the_text_as_it_is():
     # a range inside the text: only its own pieces
     assert split_around(text, spans, start=2, end=6) == [(2, 6)]
     assert split_around("", []) == []
+
+
+def test_plain_text_leaves_its_contents_out_of_the_sections_and_records_it():
+    from beam_chunking.parsers.text import parse_text
+    from beam_chunking.strategies import RecursiveChunker
+    from beam_chunking.strategies.base import chunk_recording_drops
+    from beam_chunking.types import Document
+
+    text = ("My Manual\n\nContents\n1 Intro .......... 1\n2 Setup .......... 4\n3 Usage .......... 9\n\n"
+            "1 Intro\n\nThis manual explains the tool. It is short.\n")
+    doc = Document("d", "file:///m.txt", text.encode(), "text/plain")
+    parsed = parse_text(doc)
+    kept = "".join(parsed.text[s.start:s.end] for s in parsed.sections)
+    assert "....." not in kept and "Contents" not in kept and "This manual explains" in kept
+    assert parsed.text == text  # the text is the source, never cut
+    (label, count), = parsed.dropped
+    assert label == "table of contents" and count == sum(not ch.isspace() for ch in
+                                                          "Contents1 Intro .......... 12 Setup .......... 43 Usage .......... 9")
+    chunks, dropped = chunk_recording_drops(RecursiveChunker(max_chunk_size=200, overlap=0), parsed)
+    assert all(c.text == text[c.start:c.end] and "....." not in c.text for c in chunks) and dropped == parsed.dropped
+    kept_all = parse_text(doc, keep=frozenset({"contents"}))
+    assert kept_all.dropped == () and [(s.start, s.end) for s in kept_all.sections] == [(0, len(text))]
+
+
+def test_one_huge_line_of_dots_is_not_contents():
+    from beam_chunking.parsers.text import parse_text
+    from beam_chunking.types import Document
+
+    text = "Title " + ". " * 1_000_000 + "12"  # longer than any contents entry
+    parsed = parse_text(Document("d", "u", text.encode(), "text/plain"))
+    assert parsed.dropped == () and [(s.start, s.end) for s in parsed.sections] == [(0, len(text))]
