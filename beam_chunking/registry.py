@@ -197,6 +197,10 @@ def listing() -> str:
         size = "no size limit" if unit == "unbounded" else f"sizes in {unit}"
         lines = [f"{name}  ({cls.__name__}; {size})", f"    {summary(cls)}"]
         for o in options(cls):
+            if o.name == "llm":  # set by the job's --llm-* flags, or llm: in the spec
+                lines.append("    --llm-OPTION VALUE: the chat model (--llm-model, --llm-base-url ...; "
+                             "'beam-chunking run --help' lists them)")
+                continue
             lines.append(f"    --{o.name.replace('_', '-')} {_default_text(o.default)}: {o.help}".rstrip(": "))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

@@ -22,7 +22,7 @@ EXIT_OK, EXIT_JOB_FAILED, EXIT_USAGE, EXIT_TOO_MANY_FAILURES, EXIT_INTERRUPTED =
 RUN_HELP = """\
 usage: beam-chunking run --input PATTERN [--input PATTERN ...] --output DIR [options] [Beam options]
 
-Read the files, parse, chunk and write OUTPUT/chunks and OUTPUT/documents (Parquet).
+Read the files, parse, chunk and write OUTPUT/chunks, OUTPUT/documents and OUTPUT/parents (Parquet).
 
 job options:
   --input PATTERN           files to read, local or gs:// (* within a folder, ** across); repeatable
@@ -41,6 +41,11 @@ job options:
                             recognises: strict (default: the document fails) or replace (U+FFFD)
   --keep PART               keep what parsers drop by default: page_furniture (running headers,
                             footers, page numbers) or contents (tables of contents); repeatable
+  --sanitise NAME           rewrite chunk text after chunking: redact (e-mail addresses, phone
+                            numbers, secrets) or package.module:function; repeatable
+  --llm-OPTION VALUE        the chat model of proposition and resume: --llm-model NAME,
+                            --llm-base-url URL (OpenAI-compatible; key from $OPENAI_API_KEY),
+                            --llm-cache DIR|gs://...|none, --llm-max-concurrency N ...
   --compression CODEC       zstd (default), snappy, gzip or none
   --num-shards N            exactly N files per table (a shuffle); 0 (default): one per bundle
   --max-failures N|P%       failed documents allowed before exit code 3 (default 0)
@@ -53,6 +58,7 @@ examples:
   beam-chunking run --input 'docs/**' --output out --strategy sentence --max-chunk-size 256
   beam-chunking run --input 'a/*.md' --input 'b/*.pdf' --exclude '*/drafts/*' --output out --overwrite
   beam-chunking run --config spec.yaml --max-failures 1%
+  beam-chunking run --input 'docs/*' --output out --strategy proposition --llm-base-url http://127.0.0.1:8000/v1
 
 exit codes: 0 ok; 1 the job failed; 2 usage or configuration error; 3 more failed documents
 than --max-failures (tables still written); 130 interrupted
