@@ -34,6 +34,11 @@ class JobConfig:
             ``(("*.log", "text/plain"),)``; :meth:`of` also takes a mapping. Default none:
             every type is detected from the bytes and the name.
         overwrite: Replace an existing output. Default ``False``.
+        incremental: Compare with the output's previous run and process only new and changed
+            files; unchanged documents keep their rows (embeddings included), copied without
+            parsing, chunking or embedding; the changes table lists new, changed, unchanged
+            and deleted documents. Implies replacing the output (no ``overwrite`` needed); an
+            empty or missing output gets a full run. Needs ``num_shards`` 0. Default ``False``.
         token_counter: Sizer filling ``token_count`` for character strategies. Default
             ``"cl100k_base"``; ``None`` leaves it empty.
         decode_errors: What to do with text bytes that are neither UTF-8 nor in a legacy
@@ -62,6 +67,7 @@ class JobConfig:
     exclude: Tuple[str, ...] = ()
     content_types: Tuple[Tuple[str, str], ...] = ()
     overwrite: bool = False
+    incremental: bool = False
     token_counter: Optional[str] = "cl100k_base"
     decode_errors: str = "strict"
     compression: str = "zstd"

@@ -1,4 +1,5 @@
-"""The Parquet schemas of the output tables (chunks, documents, parents), and the conversion of values into rows.
+"""The Parquet schemas of the output tables (chunks, documents, parents, changes), and the
+conversion of values into rows.
 
 One ``pyarrow.Schema`` object per table is the single source of truth. Reserved metadata
 keys become typed columns; every other key goes into the ``metadata`` map, whose values are
@@ -80,12 +81,32 @@ DOCUMENTS_SCHEMA = pa.schema(
         pa.field("section_count", pa.int32()),
         pa.field("chunk_count", pa.int32()),
         pa.field("strategy", pa.string()),
+        pa.field("strategy_fingerprint", pa.string()),
         pa.field("encoding", pa.string()),
         pa.field("encoding_confidence", pa.float64()),
         pa.field("decode_replacements", pa.int64()),
         pa.field("dropped", pa.list_(pa.string())),
         pa.field("dropped_characters", pa.int64()),
         *[pa.field(name, pa.int64()) for name in LLM_COLUMNS],
+    ]
+)
+
+#: What happened to a document since the previous run, the changes table's ``change``:
+#: ``new`` (no previous row), ``changed`` (processed again: its bytes, content type, strategy
+#: fingerprint or the job's options differ, or it failed last time), ``unchanged`` (its rows
+#: were copied from the previous run) or ``deleted`` (in the previous run, matched no more).
+CHANGES = ("new", "changed", "unchanged", "deleted")
+
+#: One row per document of this run or the previous one: what a store fed from the previous
+#: run must do. ``delete_chunk_ids`` lists the previous run's chunk ids of a ``changed`` or
+#: ``deleted`` document (empty for the others); delete them, then write the document's
+#: current chunks.
+CHANGES_SCHEMA = pa.schema(
+    [
+        pa.field("document_id", pa.string(), nullable=False),
+        pa.field("uri", pa.string()),
+        pa.field("change", pa.string(), nullable=False),
+        pa.field("delete_chunk_ids", pa.list_(pa.string())),
     ]
 )
 
@@ -211,6 +232,7 @@ def document_row(
     section_count: Optional[int] = None,
     chunk_count: Optional[int] = None,
     strategy: Optional[str] = None,
+    strategy_fingerprint: Optional[str] = None,
     encoding: Optional[str] = None,
     encoding_confidence: Optional[float] = None,
     decode_replacements: Optional[int] = None,
@@ -220,10 +242,12 @@ def document_row(
 ) -> Dict[str, Any]:
     """Return one documents-table row; ``status`` is ``ok``, ``empty`` or ``failed``.
 
-    ``encoding`` is the Python codec the text was decoded with (``utf-8``, ``cp1252``,
-    ``gb18030`` ...) and ``encoding_confidence`` how sure its detection was, in [0, 1]
-    (1.0 for UTF-8); both ``None`` where no parser decoded the file as text. ``counts`` are
-    the :data:`LLM_COLUMNS` of a strategy that called a chat model.
+    ``strategy_fingerprint`` is the fingerprint of the strategy that chunked the document
+    (``None`` for a failed one); an incremental run compares it. ``encoding`` is the Python
+    codec the text was decoded with (``utf-8``, ``cp1252``, ``gb18030`` ...) and
+    ``encoding_confidence`` how sure its detection was, in [0, 1] (1.0 for UTF-8); both
+    ``None`` where no parser decoded the file as text. ``counts`` are the
+    :data:`LLM_COLUMNS` of a strategy that called a chat model.
 
     Raises:
         ChunkingError: a counter that is not a documents-table column.
@@ -244,6 +268,7 @@ def document_row(
         "section_count": section_count,
         "chunk_count": chunk_count,
         "strategy": strategy,
+        "strategy_fingerprint": strategy_fingerprint,
         "encoding": encoding,
         "encoding_confidence": encoding_confidence,
         "decode_replacements": decode_replacements,
@@ -251,3 +276,16 @@ def document_row(
         "dropped_characters": dropped_characters,
         **{name: counts.get(name) for name in LLM_COLUMNS},
     }
+
+
+def change_row(document_id: str, uri: Optional[str], change: str,
+               delete_chunk_ids: Optional[List[str]] = None) -> Dict[str, Any]:
+    """Return one changes-table row; ``change`` is one of :data:`CHANGES`.
+
+    Raises:
+        ChunkingError: ``change`` is not one of :data:`CHANGES`.
+    """
+    if change not in CHANGES:
+        raise ChunkingError(f"change={change!r} must be one of {CHANGES}")
+    return {"document_id": document_id, "uri": uri, "change": change,
+            "delete_chunk_ids": sorted(delete_chunk_ids or [])}

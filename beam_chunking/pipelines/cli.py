@@ -31,6 +31,8 @@ job options:
                             --exclude), e.g. '*.log=text/plain'; repeatable, the first match wins
   --output DIR              output folder; refused when not empty, unless --overwrite
   --overwrite               replace the previous output (it stays intact until the new one is complete)
+  --incremental             process only files that are new or changed since the output's previous run
+                            (unchanged ones keep their rows, embeddings included); implies replacing it
   --config SPEC.yaml        a YAML spec; flags override its keys
   --strategy NAME           default recursive; 'beam-chunking strategies' lists them with their options
   --max-chunk-size N        the strategy's ceiling, in its unit (characters or tokens), overlap included
@@ -59,6 +61,7 @@ examples:
   beam-chunking run --input 'a/*.md' --input 'b/*.pdf' --exclude '*/drafts/*' --output out --overwrite
   beam-chunking run --config spec.yaml --max-failures 1%
   beam-chunking run --input 'docs/*' --output out --strategy proposition --llm-base-url http://127.0.0.1:8000/v1
+  beam-chunking run --input 'docs/**' --output out --incremental
 
 exit codes: 0 ok; 1 the job failed; 2 usage or configuration error; 3 more failed documents
 than --max-failures (tables still written); 130 interrupted

@@ -69,7 +69,7 @@ class ChunkingOptions(PipelineOptions):
     ``recursive``), one flag per strategy option (``--max-chunk-size``, ``--overlap``,
     ``--tokenizer`` ..., in the strategy's unit; ``beam-chunking strategies`` lists them),
     ``--strategy-option KEY=VALUE`` (repeatable, the same options by name),
-    ``--overwrite``, ``--token-counter`` (default ``cl100k_base``; ``none`` to skip),
+    ``--overwrite``, ``--incremental``, ``--token-counter`` (default ``cl100k_base``; ``none`` to skip),
     ``--decode-errors`` (``strict`` or ``replace``), ``--keep`` (repeatable: ``page_furniture``,
     ``contents``), ``--sanitise`` (repeatable: ``redact`` or ``package.module:function``), one
     ``--llm-<option>`` flag per chat-model option (``--llm-model``, ``--llm-base-url`` ...),
@@ -100,6 +100,9 @@ class ChunkingOptions(PipelineOptions):
                             default=None, help="KEY=VALUE option of the strategy (repeatable).")
         parser.add_argument("--overwrite", dest="overwrite", action="store_true", default=False,
                             help="Replace an existing output folder.")
+        parser.add_argument("--incremental", dest="incremental", action="store_true", default=False,
+                            help="Process only the files that changed since the output's previous run; "
+                                 "replaces that output (no --overwrite needed).")
         parser.add_argument("--token-counter", "--token_counter", dest="token_counter", default=None,
                             help="Sizer filling token_count for character strategies (default cl100k_base).")
         # Values are checked by the spec, which names the key and the allowed values in one line.

@@ -131,6 +131,8 @@ def spec_from_options(opts: ChunkingOptions) -> JobConfig:
         data["num_shards"] = option_value(data["num_shards"])
     if opts.overwrite:
         data["overwrite"] = True
+    if opts.incremental:
+        data["incremental"] = True
     if opts.token_counter is not None:
         data["token_counter"] = None if opts.token_counter.lower() == "none" else opts.token_counter
     if opts.sanitise:

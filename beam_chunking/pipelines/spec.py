@@ -6,6 +6,7 @@ Example::
     content_types: {"*.log": text/plain, "*/mail/*": message/rfc822}   # force a type by pattern
     output: out/
     overwrite: true
+    incremental: true              # process only new and changed files; see the changes table
     strategy: {name: recursive, max_chunk_size: 800, overlap: 80}
     routes:
       text/markdown: {name: sentence, max_chunk_size: 256, overlap: 32}
@@ -47,9 +48,9 @@ from beam_chunking.sizing import get_sizer
 from beam_chunking.strategies import Router
 from beam_chunking.strategies.base import Chunker
 
-KEYS = ("input", "exclude", "content_types", "output", "overwrite", "strategy", "routes", "token_counter",
-        "decode_errors", "compression", "metadata", "num_shards", "max_bytes", "limits", "keep", "refine",
-        "sanitise", "embed", "llm", "max_failures")
+KEYS = ("input", "exclude", "content_types", "output", "overwrite", "incremental", "strategy", "routes",
+        "token_counter", "decode_errors", "compression", "metadata", "num_shards", "max_bytes", "limits", "keep",
+        "refine", "sanitise", "embed", "llm", "max_failures")
 
 
 def _patterns(key: str, value: Any) -> Tuple[str, ...]:
@@ -247,6 +248,10 @@ def parse_spec(data: Any, source: str = "spec") -> JobConfig:
         if not isinstance(data["overwrite"], bool):
             raise ConfigError(f"overwrite: expected true or false, got {data['overwrite']!r}")
         out["overwrite"] = data["overwrite"]
+    if "incremental" in data:
+        if not isinstance(data["incremental"], bool):
+            raise ConfigError(f"incremental: expected true or false, got {data['incremental']!r}")
+        out["incremental"] = data["incremental"]
     default = build_strategy(data["strategy"], "strategy") if "strategy" in data else get(DEFAULT_STRATEGY)
     routes = data.get("routes") or {}
     if not isinstance(routes, dict):

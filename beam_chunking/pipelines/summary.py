@@ -5,7 +5,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, Tuple
 
-from beam_chunking.schema import LLM_COLUMNS
+from beam_chunking.schema import CHANGES, LLM_COLUMNS
 from beam_chunking.transforms.manifest import TABLES, read_manifest, read_table, table_files
 
 #: How many failure reasons the summary lists.
@@ -19,7 +19,9 @@ class RunSummary:
     ``by_content_type`` and ``by_strategy`` count documents per status; ``failures`` lists
     the most common ``(error_type, stage, count, example uri, message)``; ``llm`` totals the
     documents table's chat-model counters (empty when no strategy called a model);
-    ``parents`` counts the parents table's rows.
+    ``parents`` counts the parents table's rows; ``changes`` counts the changes table's
+    documents per change (``new``, ``changed``, ``unchanged``, ``deleted``; empty for an
+    output written before that table existed).
     """
 
     output: str
@@ -37,6 +39,7 @@ class RunSummary:
     max_failures: str = "0"
     llm: Dict[str, int] = field(default_factory=dict)
     parents: int = 0
+    changes: Dict[str, int] = field(default_factory=dict)
 
     def render(self) -> str:
         """A human-readable multi-line summary."""
@@ -44,6 +47,7 @@ class RunSummary:
         rate = mb / self.seconds if self.seconds > 0 else 0.0
         lines = [
             f"documents: {self.documents} in, {self.ok} ok, {self.empty} empty, {self.failed} failed",
+            *([("changes:   " + ", ".join(f"{self.changes.get(c, 0)} {c}" for c in CHANGES))] if self.changes else []),
             f"chunks:    {self.chunks}",
             f"bytes:     {self.bytes} ({mb:.2f} MB) in {self.seconds:.2f} s = {rate:.2f} MB/s",
         ]
@@ -92,6 +96,10 @@ def summarize(output: str, seconds: float, max_failures: str = "0") -> RunSummar
     for d in docs:
         if d["status"] == "failed":
             reasons.setdefault((d["error_type"] or "", d["stage"] or ""), []).append(d)
+    changes: Counter = Counter()
+    if "changes" in manifest["tables"]:
+        found = read_table(output, "changes", columns=["change"])
+        changes.update(found.column("change").to_pylist() if found is not None else [])
     top = sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:TOP_FAILURES]
     return RunSummary(
         output=output, documents=len(docs), ok=status["ok"], empty=status["empty"], failed=status["failed"],
@@ -104,4 +112,5 @@ def summarize(output: str, seconds: float, max_failures: str = "0") -> RunSummar
         llm={k: sum(d[k] or 0 for d in docs) for k in LLM_COLUMNS} if any(d["llm_calls"] is not None for d in docs)
         else {},
         parents=int((manifest.get("rows") or {}).get("parents", 0) or 0),
+        changes={c: changes[c] for c in CHANGES} if "changes" in manifest["tables"] else {},
     )

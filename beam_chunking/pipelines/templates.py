@@ -76,6 +76,7 @@ PARAMETERS: Tuple[TemplateParameter, ...] = (
     TemplateParameter("strategy", "--strategy"),
     TemplateParameter("spec", "--config"),
     TemplateParameter("overwrite", "--overwrite", kind="bool"),
+    TemplateParameter("incremental", "--incremental", kind="bool"),
     TemplateParameter("compression", "--compression"),
     TemplateParameter("num_shards", "--num-shards", kind="int"),
     TemplateParameter("embed", None),

@@ -121,8 +121,11 @@ def _garbage(output: str, run_id: str, previous: Optional[dict], committed: List
 
 
 def commit(output: str, run_id: str, refs: Iterable[ShardRef], schemas: Dict[str, pa.Schema], codec: str,
-           num_shards: int = 0) -> Dict[str, List[str]]:
+           num_shards: int = 0, fields: Optional[Dict[str, str]] = None) -> Dict[str, List[str]]:
     """Publish run ``run_id`` of ``output`` from the refs of its succeeded bundles.
+
+    ``fields`` are extra top-level keys of the manifest (see
+    :func:`~beam_chunking.transforms.manifest.manifest_json`).
 
     Returns:
         The committed files of each table, relative to ``output``.
@@ -146,7 +149,7 @@ def commit(output: str, run_id: str, refs: Iterable[ShardRef], schemas: Dict[str
     previous = read_manifest(output)
     temporary = f"{output}/{MANIFEST}.{run_id}.tmp"
     with FileSystems.create(temporary) as f:
-        f.write(manifest_json(run_id, tables, rows))
+        f.write(manifest_json(run_id, tables, rows, fields))
     FileSystems.rename([temporary], [f"{output}/{MANIFEST}"])
     _delete(_garbage(output, run_id, previous, [join(output, p) for files in tables.values() for p in files]))
     return tables

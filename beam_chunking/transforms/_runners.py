@@ -1,9 +1,10 @@
 """What the transforms must know about a runner's deviations from the Beam model.
 
 Beam's DaskRunner (2.77) runs a Reshuffle as a no-op, keeps a source in one partition,
-drops whatever a DoFn emits from ``finish_bundle``, and keeps every ParDo's outputs until the
-job ends. The transforms check for it here, in one
-place, and expand differently where the model would otherwise lose or serialise work.
+drops whatever a DoFn emits from ``finish_bundle``, keeps every ParDo's outputs until the
+job ends, and hands every output of a multi-output ParDo to the consumers of each. The
+transforms check for it here, in one place, and expand differently where the model would
+otherwise lose or serialise work.
 """
 from __future__ import annotations
 
@@ -28,4 +29,10 @@ def keeps_pardo_outputs(runner: Any) -> bool:
 def drops_finish_bundle_output(runner: Any) -> bool:
     """Whether ``runner`` loses what ``finish_bundle`` emits (so a DoFn must emit from
     ``process`` only)."""
+    return _is_dask(runner)
+
+
+def mixes_tagged_outputs(runner: Any) -> bool:
+    """Whether ``runner`` gives the consumers of one tagged output of a ParDo all of its
+    outputs, untagged (so outputs must be told apart by value)."""
     return _is_dask(runner)

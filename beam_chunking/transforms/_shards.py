@@ -39,11 +39,13 @@ class ShardRef(NamedTuple):
 
 class Rows(NamedTuple):
     """What one document adds to the tables: its chunk rows (or ``None``), its document row,
-    and its parent rows (``parent_child``; ``None`` for other strategies)."""
+    its parent rows (``parent_child``; ``None`` for other strategies) and its changes-table
+    row (``None`` where the changes are written apart, as in an incremental run)."""
 
     batch: Optional[pa.RecordBatch]
     document: dict
     parents: Optional[pa.RecordBatch] = None
+    change: Optional[dict] = None
 
 
 class _ShardWriter:
@@ -135,6 +137,8 @@ def _documents_and_chunks(files: _TableFiles, element: Rows):
     if element.parents is not None:
         yield from files.add("parents", element.parents)
     yield from files.add("documents", element.document)
+    if element.change is not None:
+        yield from files.add("changes", element.change)
 
 
 class WriteBundleShardsFn(beam.DoFn):

@@ -16,6 +16,8 @@ from beam_chunking.transforms._runners import keeps_pardo_outputs
 from beam_chunking.transforms._shards import WriteShards
 from beam_chunking.transforms.chunk import ChunkDocuments
 from beam_chunking.transforms.embed import EmbedChunks
+from beam_chunking.transforms.incremental import (OPTIONS_FINGERPRINT, compare, copy_unchanged, options_fingerprint,
+                                                  previous_files, previous_run, write_changes)
 from beam_chunking.transforms.parse import ParseDocuments
 from beam_chunking.transforms.read import ReadDocuments
 from beam_chunking.transforms.write import SCHEMAS, WriteChunkTable
@@ -66,10 +68,15 @@ class ChunkFiles(beam.PTransform):
             back as documents.
         strategy: A strategy or Router; default ``RecursiveChunker()`` (512/50 characters).
         config: A whole :class:`JobConfig` instead of the arguments above.
-        **options: Any other :class:`JobConfig` field (``overwrite``, ``num_shards``, ``embed`` ...).
+        **options: Any other :class:`JobConfig` field (``overwrite``, ``incremental``,
+            ``num_shards``, ``embed`` ...).
+
+    With ``incremental=True`` only new and changed files are parsed, chunked and embedded;
+    see :mod:`beam_chunking.transforms.incremental`.
 
     Raises:
-        ConfigError: an unknown option, or the output inside the input.
+        ConfigError: an unknown option, the output inside the input, or ``incremental`` with
+            ``num_shards``.
     """
 
     def __init__(self, input: Union[str, Sequence[str], None] = None, output: Optional[str] = None,
@@ -89,28 +96,49 @@ class ChunkFiles(beam.PTransform):
         self.parse = ParseDocuments(config.decode_errors, config.limits, config.keep)
         self.chunk = ChunkDocuments(config.strategy, config.token_counter)
         self.embed = EmbedChunks(config.embed) if config.embed is not None else None
-        self.write = WriteChunkTable(config.output, overwrite=config.overwrite, compression=config.compression,
-                                     num_shards=config.num_shards)
+        if config.incremental and config.num_shards:
+            raise ConfigError(f"incremental: an incremental run copies unchanged rows file by file, so it cannot keep "
+                              f"exactly num_shards={config.num_shards} files per table; use num_shards 0")
+        self.options_fingerprint = options_fingerprint(config, self.embed.embedder if self.embed else None)
+        # An incremental run replaces the output it compares with: overwrite is implied.
+        self.write = WriteChunkTable(config.output, overwrite=config.overwrite or config.incremental,
+                                     compression=config.compression, num_shards=config.num_shards,
+                                     manifest_fields={OPTIONS_FINGERPRINT: self.options_fingerprint})
 
     def expand(self, pbegin):
+        # Read before this run's plan: the previous run's files are what it compares with.
+        previous = previous_run(self.config.output, self.config.overwrite) if self.config.incremental else None
+        plan = self.write.plan()
+        if previous is None:
+            front = [*self.read.fns(), *self.parse.fns(), *self.chunk.fns()]
+            out = self._process(pbegin, self.read.files(pbegin), front, plan)
+            if self.write.num_shards:  # out holds rows: shuffle them into the fixed shards
+                out = out | "WriteFiles" >> WriteShards(plan.folders, SCHEMAS, self.write.compression,
+                                                        self.write.num_shards)
+            return self.write.commit(out, plan)
+        same = previous.options_fingerprint == self.options_fingerprint
+        # The join with the previous documents spreads the files over the workers.
+        before = previous_files(pbegin, previous)
+        split = compare(self.read.files(pbegin, spread=False), before, self.read, self.strategy, same)
+        out = self._process(pbegin, split.documents, [*self.parse.fns(), *self.chunk.fns()], plan, changes=False)
+        copied = copy_unchanged(before, split.unchanged, plan.folders, SCHEMAS, self.write.compression)
+        changes = write_changes(split.changes, split.stale, copied.stale, plan.folders["changes"],
+                                self.write.compression)
+        return self.write.commit((out, changes, copied.refs) | "NewAndCopiedFiles" >> beam.Flatten(), plan)
+
+    def _process(self, pbegin, inputs, front, plan, changes: bool = True):
+        """``inputs`` through ``front`` (and embedding) to rows, written per bundle unless
+        ``num_shards`` is set (then rows are returned for the shuffle)."""
         # The stages run as fused DoFns, not one ParDo each: every ParDo costs the runner
         # per-element work, and Beam's DaskRunner keeps each ParDo's outputs until the job
         # ends. Embedding stays a stage of its own where batches may span documents.
-        plan = self.write.plan()
-        files = self.read.files(pbegin)
-        front = [*self.read.fns(), *self.parse.fns(), *self.chunk.fns()]
-        back = self.write.row_fns()
+        back = self.write.row_fns(changes)
         if self.embed is not None and keeps_pardo_outputs(pbegin.pipeline.runner):
             front, separate_embed = front + self.embed.fns(), False
         else:
             separate_embed = self.embed is not None
         writer = [] if self.write.num_shards else [self.write.bundle_writer(plan)]
         if separate_embed:
-            docs = files | "Documents" >> beam.ParDo(FusedFn(front)) | "EmbedChunks" >> self.embed
-            out = docs | "Rows" >> beam.ParDo(FusedFn(back + writer))
-        else:
-            out = files | "Documents" >> beam.ParDo(FusedFn(front + back + writer))
-        if self.write.num_shards:  # out holds rows: shuffle them into the fixed shards
-            out = out | "WriteFiles" >> WriteShards(plan.folders, SCHEMAS, self.write.compression,
-                                                    self.write.num_shards)
-        return self.write.commit(out, plan)
+            docs = inputs | "Documents" >> beam.ParDo(FusedFn(front)) | "EmbedChunks" >> self.embed
+            return docs | "Rows" >> beam.ParDo(FusedFn(back + writer))
+        return inputs | "Documents" >> beam.ParDo(FusedFn(front + back + writer))

@@ -26,8 +26,10 @@ from apache_beam.io.filesystems import FileSystems
 
 #: The manifest's file name inside the output folder.
 MANIFEST = "_manifest.json"
-#: The tables every output holds (``parents`` is empty unless a strategy makes parents).
-TABLES = ("chunks", "documents", "parents")
+#: The tables every output holds (``parents`` is empty unless a strategy makes parents;
+#: ``changes`` says what changed since the previous run, see
+#: :mod:`beam_chunking.transforms.incremental`).
+TABLES = ("chunks", "documents", "parents", "changes")
 #: Version of the manifest layout written by this package.
 MANIFEST_FORMAT = 2
 #: Prefix of every run folder.
@@ -101,7 +103,7 @@ def read_table(output: str, table: str = "chunks", columns: Optional[List[str]] 
 
     Args:
         output: The output folder (local path or ``gs://``).
-        table: ``"chunks"`` (default), ``"documents"`` or ``"parents"``.
+        table: ``"chunks"`` (default), ``"documents"``, ``"parents"`` or ``"changes"``.
         columns: Columns to read; default all.
     """
     import pyarrow as pa
@@ -114,10 +116,12 @@ def read_table(output: str, table: str = "chunks", columns: Optional[List[str]] 
     return pa.concat_tables(parts) if parts else None
 
 
-def manifest_json(run_id: str, tables: Dict[str, List[str]], rows: Dict[str, int]) -> bytes:
-    """The bytes of a manifest naming ``tables`` (paths relative to the output)."""
+def manifest_json(run_id: str, tables: Dict[str, List[str]], rows: Dict[str, int],
+                  fields: Optional[Dict[str, str]] = None) -> bytes:
+    """The bytes of a manifest naming ``tables`` (paths relative to the output), with extra
+    top-level ``fields`` (``options_fingerprint``, which an incremental run compares)."""
     return json.dumps({
-        "format": MANIFEST_FORMAT, "run_id": run_id,
+        **(fields or {}), "format": MANIFEST_FORMAT, "run_id": run_id,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "tables": {t: sorted(files) for t, files in tables.items()}, "rows": rows,
     }, indent=2, sort_keys=True).encode("utf-8")

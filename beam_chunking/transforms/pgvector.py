@@ -6,7 +6,8 @@ the other metadata as ``jsonb`` and the vector as ``vector(N)``.
 
 The unit of writing is a whole document. Each element names one document and either its
 complete new set of chunk rows (a :class:`~beam_chunking.transforms.records.ChunkedDocument`
-or :class:`DocumentRows`) or its removal (:class:`DeleteDocument`). A transaction deletes every
+or :class:`DocumentRows`) or its removal (:class:`DeleteDocument`); :class:`ApplyChanges` makes them from a run's
+changes and chunks tables. A transaction deletes every
 row of its documents and inserts their new rows, so a reader sees each document either as it
 was or as it is now, never half-replaced, and chunk ids that a document no longer has go in
 the same commit. One transaction holds whole documents up to ``batch_size`` rows (a larger
@@ -342,6 +343,45 @@ class GroupChunkRows(beam.PTransform):
                 | "GroupByDocument" >> beam.GroupByKey()
                 | "ToDocumentRows" >> beam.MapTuple(
                     lambda doc, rs: DocumentRows(doc, tuple(sorted(rs, key=lambda r: (r["start"], r["chunk_id"]))))))
+
+
+def _sink_inputs(item):
+    document_id, grouped = item
+    changes = list(grouped["changes"])
+    if not changes:  # an unchanged document: the store has its rows already
+        return
+    if changes[0]["change"] == "deleted":
+        yield DeleteDocument(document_id)
+    else:  # new or changed: its rows now (none for a document that is empty or failed now)
+        yield DocumentRows(document_id, tuple(sorted(grouped["chunks"], key=lambda r: (r["start"], r["chunk_id"]))))
+
+
+class ApplyChanges(beam.PTransform):
+    """Turn a run's changes table and chunks table into :class:`WriteToPgVector`'s inputs,
+    so a store fed from the previous run catches up with this one.
+
+    Applied to ``(changes, chunks)``, two PCollections of rows (dicts) of the output's
+    ``changes`` and ``chunks`` tables. Per document: ``deleted`` gives a
+    :class:`DeleteDocument`; ``new`` and ``changed`` give :class:`DocumentRows` with all its
+    current chunks (which replace all its old rows in one transaction, so the changes
+    table's ``delete_chunk_ids`` are deleted with them); ``unchanged`` gives nothing. After a
+    run that was not incremental every document is ``new``: the whole output is upserted,
+    and documents that left the corpus stay in the store.
+
+    Example:
+        >>> from beam_chunking.transforms import table_files      # doctest: +SKIP
+        >>> changes = p | "Changes" >> beam.Create(table_files("out", "changes")) | "C" >> ReadAllFromParquet()
+        >>> chunks = p | "Chunks" >> beam.Create(table_files("out", "chunks")) | "K" >> ReadAllFromParquet()
+        >>> (changes, chunks) | ApplyChanges() | WriteToPgVector(dsn, "chunks")
+    """
+
+    def expand(self, pcolls):
+        changes, chunks = pcolls
+        return ({"changes": changes | "KeyChanges" >> beam.Map(lambda r: (r["document_id"], r))
+                                    | "NotUnchanged" >> beam.Filter(lambda kv: kv[1]["change"] != "unchanged"),
+                 "chunks": chunks | "KeyChunks" >> beam.Map(lambda r: (r["document_id"], r))}
+                | "ByDocument" >> beam.CoGroupByKey()
+                | "SinkInputs" >> beam.FlatMap(_sink_inputs))
 
 
 class WriteToPgVector(beam.PTransform):

@@ -94,20 +94,37 @@ class _ReadFn(StageFn):
 
     def handle(self, readable):
         uri = readable.metadata.path
+        yield self.document(uri, self.read_bytes(readable))
+
+    def read_bytes(self, readable) -> bytes:
+        """A file's bytes as stored (at most ``max_bytes``), counted.
+
+        Raises:
+            ValueError: the file is larger than ``max_bytes``.
+        """
+        uri = readable.metadata.path
         self.documents.inc()
         size = readable.metadata.size_in_bytes
         if size is not None and size > self.max_bytes:
             raise ValueError(f"{uri}: {size} bytes exceeds max_bytes={self.max_bytes}")
-        with readable.open(compression_type=beam.io.filesystem.CompressionTypes.UNCOMPRESSED) as f:
+        # A local file opens directly: Beam's FileSystems look the scheme up among every
+        # filesystem class on each open, several times the cost of reading a small file.
+        local = FileSystems.get_scheme(uri) is None
+        with (open(uri, "rb") if local else
+              readable.open(compression_type=beam.io.filesystem.CompressionTypes.UNCOMPRESSED)) as f:
             data = f.read(self.max_bytes + 1)
         if len(data) > self.max_bytes:
             raise ValueError(f"{uri}: larger than max_bytes={self.max_bytes}")
         self.bytes.inc(len(data))
+        return data
+
+    def document(self, uri: str, data: bytes) -> Document:
+        """The :class:`Document` of a file's bytes: inflated if gzip, its content type detected."""
         name = uri
         if is_gzip(data):
             name, data = gunzip(uri, data, self.max_bytes)
         ctype = detect_content_type(name, data, self.content_types, source=uri)
-        yield Document(document_id(uri), uri, data, ctype, dict(self.metadata))
+        return Document(document_id(uri), uri, data, ctype, dict(self.metadata))
 
 
 class ReadDocuments(beam.PTransform):
@@ -151,16 +168,22 @@ class ReadDocuments(beam.PTransform):
         self.allow_empty = allow_empty
         self.content_types = content_type_pairs(check_content_types(content_types))
 
-    def files(self, pbegin):
-        """The matched files' metadata, redistributed over the workers."""
+    def files(self, pbegin, spread: bool = True):
+        """The matched files' metadata, redistributed over the workers (with ``spread``,
+        the default; without, the caller shuffles them, and a file matched twice comes twice)."""
         if reshuffle_is_noop(pbegin.pipeline.runner):
             return self._partitioned_at_build(pbegin)
         empty = fileio.EmptyMatchTreatment.ALLOW if self.allow_empty else fileio.EmptyMatchTreatment.DISALLOW
-        return (
+        matched = (
             pbegin
             | "Patterns" >> beam.Create(self.patterns, reshuffle=False)
             | "MatchFiles" >> fileio.MatchAll(empty_match_treatment=empty)
             | "Exclude" >> beam.Filter(lambda meta, exclude: not excluded(meta.path, exclude), self.exclude)
+        )
+        if not spread:
+            return matched
+        return (
+            matched
             # Keyed by path, the shuffle that spreads the files also reads a file matched
             # by two patterns once.
             | "ByPath" >> beam.Map(lambda meta: (meta.path, meta))

@@ -1,4 +1,4 @@
-"""WriteChunkTable: chunked documents and failures -> the chunks and documents Parquet tables.
+"""WriteChunkTable: chunked documents and failures -> the chunks, documents, parents and changes tables.
 
 A run writes exactly one consistent set of files, on every runner. Each bundle writes its
 rows into the run's own folders (``OUTPUT/chunks/run-<id>/``, ``OUTPUT/documents/run-<id>/``)
@@ -11,13 +11,14 @@ published; a run that fails before the switch leaves the previous output as it w
 from __future__ import annotations
 
 import os
-from typing import Dict, List, NamedTuple
+from typing import Dict, List, Mapping, NamedTuple, Optional
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.errors import ConfigError, OutputExistsError
-from beam_chunking.schema import COMPRESSIONS, CHUNKS_SCHEMA, DOCUMENTS_SCHEMA, chunk_batch, chunk_rows, document_row
+from beam_chunking.schema import (COMPRESSIONS, CHANGES_SCHEMA, CHUNKS_SCHEMA, DOCUMENTS_SCHEMA, change_row,
+                                  chunk_batch, chunk_rows, document_row)
 from beam_chunking.transforms._commit import commit
 from beam_chunking.transforms._common import StageFn
 from beam_chunking.transforms._fused import MapFn
@@ -28,7 +29,8 @@ from beam_chunking.transforms.records import ChunkedDocument, Failure, Stage
 
 #: Parents (of ``parent_child``) have the chunks table's columns; children join them on
 #: ``parents.chunk_id = chunks.parent_id``.
-SCHEMAS = {"chunks": CHUNKS_SCHEMA, "documents": DOCUMENTS_SCHEMA, "parents": CHUNKS_SCHEMA}
+SCHEMAS = {"chunks": CHUNKS_SCHEMA, "documents": DOCUMENTS_SCHEMA, "parents": CHUNKS_SCHEMA,
+           "changes": CHANGES_SCHEMA}
 #: Stands in for "no file" so the commit runs even when no document reached the writer.
 _NOTHING = ShardRef("", "")
 
@@ -45,7 +47,7 @@ class _RowsFn(StageFn):
         yield Rows(batch, document_row(
             **item.header.columns(), status="ok" if rows else "empty",
             section_count=item.section_count, chunk_count=len(rows), strategy=item.strategy,
-            decode_replacements=item.decode_replacements,
+            strategy_fingerprint=item.strategy_fingerprint, decode_replacements=item.decode_replacements,
             dropped=[label for label, _ in item.dropped] or None,
             dropped_characters=sum(n for _, n in item.dropped) if item.dropped else None,
             **item.counts,
@@ -60,6 +62,11 @@ def _as_rows(element) -> Rows:
             error_type=element.error_type, error_message=element.error_message[:4000],
         ))
     return element
+
+
+def _as_new(element: Rows) -> Rows:
+    # A run that compares with nothing lists every document as new (see incremental.py).
+    return element._replace(change=change_row(element.document["document_id"], element.document["uri"], "new"))
 
 
 def existing_files(output: str) -> List[str]:
@@ -78,12 +85,14 @@ def existing_files(output: str) -> List[str]:
 
 
 class _CommitFn(beam.DoFn):
-    def __init__(self, output: str, run_id: str, codec: str, num_shards: int):
+    def __init__(self, output: str, run_id: str, codec: str, num_shards: int, fields: Dict[str, str]):
         self.output, self.run_id, self.codec, self.num_shards = output, run_id, codec, num_shards
+        self.fields = fields
 
     def process(self, keyed):
         _, refs = keyed
-        yield commit(self.output, self.run_id, [r for r in refs if r.table], SCHEMAS, self.codec, self.num_shards)
+        yield commit(self.output, self.run_id, [r for r in refs if r.table], SCHEMAS, self.codec, self.num_shards,
+                     self.fields)
 
 
 class WritePlan(NamedTuple):
@@ -107,12 +116,18 @@ class WriteChunkTable(beam.PTransform):
         compression: Parquet codec: ``"zstd"`` (default), ``"snappy"``, ``"gzip"`` or ``"none"``.
         num_shards: Files per table; 0 (default) writes one file per bundle, inside the
             chunking stage (fastest); ``N`` shuffles rows into exactly ``N`` files per table.
+        manifest_fields: Extra top-level keys of the manifest; :class:`ChunkFiles` records
+            ``options_fingerprint`` there. Default none.
+
+    Every document also gets a changes-table row ``new``: this transform compares with no
+    previous run (``ChunkFiles(incremental=True)`` does).
 
     Raises:
         OutputExistsError: ``output`` holds files and ``overwrite`` is false.
     """
 
-    def __init__(self, output: str, overwrite: bool = False, compression: str = "zstd", num_shards: int = 0):
+    def __init__(self, output: str, overwrite: bool = False, compression: str = "zstd", num_shards: int = 0,
+                 manifest_fields: Optional[Mapping[str, str]] = None):
         super().__init__()
         if compression not in COMPRESSIONS:
             raise ConfigError(f"WriteChunkTable.compression={compression!r} must be one of {COMPRESSIONS}")
@@ -120,6 +135,7 @@ class WriteChunkTable(beam.PTransform):
         self.overwrite = overwrite
         self.compression = compression
         self.num_shards = num_shards
+        self.manifest_fields = dict(manifest_fields or {})
 
     def plan(self) -> "WritePlan":
         """Check the output folder and choose this run's id and folders (once per pipeline).
@@ -137,9 +153,10 @@ class WriteChunkTable(beam.PTransform):
         run_id = new_run_id()
         return WritePlan(run_id, {table: run_folder(self.output, table, run_id) for table in TABLES})
 
-    def row_fns(self) -> List[beam.DoFn]:
-        """The DoFns that turn chunked documents and failures into :class:`Rows`."""
-        return [_RowsFn(), MapFn(_as_rows)]
+    def row_fns(self, changes: bool = True) -> List[beam.DoFn]:
+        """The DoFns that turn chunked documents and failures into :class:`Rows`; with
+        ``changes`` (default) each also carries its changes-table row ``new``."""
+        return [_RowsFn(), MapFn(_as_rows), *([MapFn(_as_new)] if changes else [])]
 
     def bundle_writer(self, plan: "WritePlan") -> beam.DoFn:
         """The DoFn that writes one file per table per bundle and yields their refs."""
@@ -154,12 +171,14 @@ class WriteChunkTable(beam.PTransform):
             | "AllReportedFiles" >> beam.Flatten()
             | "OneKey" >> beam.Map(lambda ref: (0, ref))
             | "GatherFiles" >> beam.GroupByKey()
-            | "Commit" >> beam.ParDo(_CommitFn(self.output, plan.run_id, self.compression, self.num_shards))
+            | "Commit" >> beam.ParDo(_CommitFn(self.output, plan.run_id, self.compression, self.num_shards,
+                                             self.manifest_fields))
         )
 
     def expand(self, pcoll):
         plan = self.plan()
-        rows = pcoll | "ToRows" >> beam.ParDo(_RowsFn()) | "FailuresToRows" >> beam.Map(_as_rows)
+        rows = (pcoll | "ToRows" >> beam.ParDo(_RowsFn()) | "FailuresToRows" >> beam.Map(_as_rows)
+                | "AsNew" >> beam.Map(_as_new))
         refs = rows | "WriteFiles" >> WriteShards(plan.folders, SCHEMAS, self.compression, self.num_shards)
         return self.commit(refs, plan)
 

@@ -114,7 +114,7 @@ def test_num_shards_means_exactly_n_files(tmp_path):
     out = str(tmp_path / "out")
     assert main(["run", "--input", f"{EXAMPLES}/*", "--output", out, "--num-shards", "8"]) == EXIT_OK
     assert {t: len(files) for t, files in read_manifest(out)["tables"].items()} == {"chunks": 8, "documents": 8,
-                                                                                   "parents": 8}
+                                                                                   "parents": 8, "changes": 8}
 
 
 def test_help_version_and_listing(capsys):

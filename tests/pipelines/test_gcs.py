@@ -68,6 +68,12 @@ def test_gs_input_and_output_end_to_end(gcs):
     manifest = read_manifest(out)
     committed = {f"{out}/{p}" for files in manifest["tables"].values() for p in files}
     assert objects == sorted(committed | {f"{out}/_manifest.json"})  # nothing of the first run survives
-    assert all(f"/{manifest['run_id']}/" in p for p in committed) and len(committed) == 3  # chunks, documents, parents
+    assert all(f"/{manifest['run_id']}/" in p for p in committed) and len(committed) == 4  # one file per table
     assert len(_table([p for p in objects if "/documents/" in p])) == 1
     assert read_table(out, "documents").num_rows == 1
+
+    # Incremental: the unchanged document's rows are copied on the object store.
+    chunks = sorted(read_table(out, "chunks").to_pylist(), key=lambda r: r["chunk_id"])
+    assert main(["run", "--input", f"{gcs}/in/*", "--output", out, "--incremental"]) == 0
+    assert read_table(out, "changes").column("change").to_pylist() == ["unchanged"]
+    assert sorted(read_table(out, "chunks").to_pylist(), key=lambda r: r["chunk_id"]) == chunks

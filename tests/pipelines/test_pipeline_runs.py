@@ -66,7 +66,8 @@ def test_rerun_with_fewer_documents_leaves_no_stale_chunks(tmp_path):
     manifest = read_manifest(out)
     committed = sorted(p for files in manifest["tables"].values() for p in files)
     assert [f for f in files_under(out) if f.endswith(".parquet")] == committed  # nothing of the first run
-    assert [p.split("/")[:2] for p in committed] == [[t, manifest["run_id"]] for t in ("chunks", "documents", "parents")]
+    tables = ("changes", "chunks", "documents", "parents")
+    assert [p.split("/")[:2] for p in committed] == [[t, manifest["run_id"]] for t in tables]
 
 
 def test_failed_run_keeps_previous_output(tmp_path):

@@ -33,9 +33,9 @@ def test_commit_publishes_reported_files_and_an_empty_chunks_table(tmp_path):
     assert read_table(out, "documents").column("document_id").to_pylist() == ["a", "b"]
     assert read_table(out, "chunks").num_rows == 0
     assert read_table(out, "parents").num_rows == 0
-    assert read_manifest(out)["rows"] == {"chunks": 0, "documents": 2, "parents": 0}
+    assert read_manifest(out)["rows"] == {"chunks": 0, "documents": 2, "parents": 0, "changes": 0}
     assert not os.path.exists(orphan.path)
-    assert files_under(out) == sorted(["_manifest.json", *tables["chunks"], *tables["documents"], *tables["parents"]])
+    assert files_under(out) == sorted(["_manifest.json", *(p for files in tables.values() for p in files)])
 
 
 def test_missing_or_truncated_file_publishes_nothing(tmp_path):

@@ -1,0 +1,404 @@
+"""Incremental re-ingestion: process only what changed since the previous run of an output.
+
+``ChunkFiles(..., incremental=True)`` (``--incremental``, spec ``incremental: true``) reads
+the previous run's documents table through its manifest and joins it, by document id, with
+the files matched now (one shuffle of small records: file metadata and the previous
+documents rows). Per document:
+
+- ``unchanged``: the previous run processed it (status ``ok`` or ``empty``) and its bytes
+  (SHA-256), detected content type and strategy fingerprint are the same, under the same job
+  options (:func:`options_fingerprint`, in the manifest). Its file is read and hashed, never
+  parsed, chunked or embedded; its chunks, parents and documents rows are copied from the
+  previous run's files into this run's, before the commit (which removes the previous files).
+- ``changed`` (anything else, including a document that failed last time) and ``new`` (no
+  previous row) are processed as in a full run.
+- ``deleted``: in the previous documents table, matched no more (removed, or now excluded).
+
+The changes table lists every one of them with ``delete_chunk_ids``: the previous chunk ids
+of changed and deleted documents, which a store fed from the previous run must delete (see
+:class:`~beam_chunking.transforms.pgvector.ApplyChanges`). The step that copies the previous
+chunks files finds them (the rows it leaves behind), so only the ids of documents that
+changed or left are shuffled, to be joined with their changes rows. The run commits like any
+other, so a run that fails leaves the previous output whole.
+
+Unchanged files are always read and hashed: the SHA-256 is the contract. Size and
+modification time could skip the read, but a modification time proves nothing about the
+bytes (copies, restores and checkouts set it at will; object stores report the upload time),
+and hashing costs about one read of the corpus, a small part of a run (bench/incremental.py).
+
+Copying works file by file: a previous file whose rows all belong to unchanged documents is
+copied byte for byte; others are filtered row group by row group. So an incremental run
+cannot promise a fixed file count, and refuses ``num_shards``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import shutil
+import types
+import uuid
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from apache_beam.io import fileio
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.pvalue import AsList, TaggedOutput
+
+from beam_chunking.errors import OutputExistsError
+from beam_chunking.ids import document_id, fingerprint
+from beam_chunking.parsers.compressed import is_gzip
+from beam_chunking.schema import CHANGES, CHANGES_SCHEMA, change_row
+from beam_chunking.strategies.base import Chunker
+from beam_chunking.transforms._common import NAMESPACE
+from beam_chunking.transforms._runners import mixes_tagged_outputs
+from beam_chunking.transforms._shards import ShardRef, _TableFiles
+from beam_chunking.transforms.manifest import MANIFEST, read_manifest, table_files
+from beam_chunking.transforms.progress import PROGRESS
+from beam_chunking.transforms.read import ReadDocuments, _ReadFn
+from beam_chunking.transforms.records import Stage, failure_from
+from beam_chunking.transforms.write import existing_files
+from beam_chunking.types import Document
+
+#: The manifest key holding :func:`options_fingerprint`.
+OPTIONS_FINGERPRINT = "options_fingerprint"
+#: Tables whose unchanged rows are copied into the new run (``changes`` is rewritten).
+COPIED_TABLES = ("chunks", "parents", "documents")
+#: Most previous files read where they are listed, without a shuffle to spread them.
+SPREAD_FILES = 8
+#: Statuses of previous documents whose rows can be kept (a failed one is retried).
+_KEPT_STATUSES = ("ok", "empty")
+#: Documents-table columns the comparison reads.
+_PREVIOUS_COLUMNS = ("document_id", "uri", "status", "sha256", "content_type", "strategy_fingerprint")
+#: Parquet's names of the codecs of :data:`beam_chunking.schema.COMPRESSIONS`.
+_PARQUET_CODECS = {"zstd": "ZSTD", "snappy": "SNAPPY", "gzip": "GZIP", "none": "UNCOMPRESSED"}
+
+
+def options_fingerprint(config: Any, embedder: Any = None) -> str:
+    """12 hex digits over the job options that shape every document's rows besides its
+    strategy: ``token_counter``, ``decode_errors``, ``limits``, ``keep``, ``metadata``,
+    ``content_types``, the embedder and this package's version (a new version may parse or
+    chunk differently). Recorded in every run's manifest; when it differs, an incremental
+    run treats every document as changed.
+
+    Args:
+        config: The :class:`~beam_chunking.config.JobConfig`.
+        embedder: The resolved embedder, or ``None`` (no embedding stage). A dataclass
+            embedder is fingerprinted by its fields; another by its class and ``name``.
+    """
+    if embedder is None or dataclasses.is_dataclass(embedder):
+        model: Any = embedder
+    else:
+        model = f"{type(embedder).__module__}.{type(embedder).__qualname__}:{getattr(embedder, 'name', '')}"
+    from beam_chunking import __version__  # the package imports this module: not at the top
+
+    return fingerprint({"version": __version__, "content_types": [list(p) for p in config.content_types],
+                        "token_counter": config.token_counter, "decode_errors": config.decode_errors,
+                        "limits": config.limits, "keep": sorted(config.keep), "metadata": dict(config.metadata),
+                        "embed": model})
+
+
+class PreviousRun(NamedTuple):
+    """What an incremental run needs of the output's committed run: each table's files
+    (full paths) and the run's :func:`options_fingerprint` (``None`` if it recorded none)."""
+
+    run_id: Optional[str]
+    files: Dict[str, List[str]]
+    options_fingerprint: Optional[str]
+
+
+def previous_run(output: str, overwrite: bool = False) -> Optional[PreviousRun]:
+    """The committed run an incremental run of ``output`` compares with, read when the
+    pipeline is built; ``None`` when the folder is empty or missing (every document is new).
+
+    Raises:
+        OutputExistsError: the folder holds files but no manifest, and ``overwrite`` is
+            false: it is not a beam-chunking output, so there is nothing to compare with.
+    """
+    output = output.rstrip("/") or "/"
+    manifest = read_manifest(output)
+    if manifest is None:
+        found = existing_files(output)
+        if found and not overwrite:
+            raise OutputExistsError(
+                f"--incremental: output folder {output} holds files ({found[0]} ...) but no {MANIFEST}, so it is "
+                "not the output of a previous run; point --output at that output, or pass --overwrite to "
+                "replace the folder with a full run")
+        return None
+    files = {t: table_files(output, t, manifest) for t in COPIED_TABLES if t in manifest["tables"]}
+    return PreviousRun(manifest.get("run_id"), files, manifest.get(OPTIONS_FINGERPRINT))
+
+
+class _ReadPreviousFn(beam.DoFn):
+    """A previous documents file -> ``(document_id, ("document", row))`` per row."""
+
+    def process(self, path: str):
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            parquet = pq.ParquetFile(f)  # only the named columns are read
+            names = [c for c in _PREVIOUS_COLUMNS if c in parquet.schema_arrow.names]  # older outputs lack some
+            rows = parquet.read(columns=names).to_pylist()
+        for row in rows:
+            yield row["document_id"], ("document", row)
+
+
+class _CompareFn(beam.DoFn):
+    """A document's file and previous row -> its change; the document itself (or its read
+    failure) when it must be processed. Tagged outputs: ``changes`` (changes-table rows of
+    new and unchanged documents), ``stale`` (``(document_id, row)`` of changed and deleted
+    ones, whose ``delete_chunk_ids`` are filled in later) and ``unchanged`` (ids of the
+    documents whose rows are copied)."""
+
+    def __init__(self, reader: _ReadFn, strategy: Chunker, same_options: bool):
+        self.reader = reader
+        self.strategy = strategy
+        self.same_options = same_options
+        self.counters = {c: beam.metrics.Metrics.counter(NAMESPACE, f"documents_{c}") for c in CHANGES}
+
+    def setup(self):
+        self._fingerprints: Dict[int, Tuple[Chunker, str]] = {}
+
+    def _fingerprint(self, document: Document) -> Optional[str]:
+        try:  # a router picks by content type, which is known before parsing
+            strategy = self.strategy.resolve(document)
+        except Exception:  # no route for it: processing it again reports the error
+            return None
+        # Routes are the same objects every time; the (kept) object guards the id.
+        cached = self._fingerprints.get(id(strategy))
+        if cached is None or cached[0] is not strategy:
+            cached = self._fingerprints[id(strategy)] = (strategy, strategy.fingerprint)
+        return cached[1]
+
+    def _unchanged(self, previous: Optional[dict], document: Document, sha256: str) -> bool:
+        if not (self.same_options and previous) or previous["status"] not in _KEPT_STATUSES:
+            return False
+        if previous["sha256"] != sha256 or not previous.get("strategy_fingerprint"):
+            return False
+        return self._fingerprint(document) == previous["strategy_fingerprint"]
+
+    def _change(self, doc_id: str, uri: Optional[str], change: str):
+        self.counters[change].inc()
+        row = change_row(doc_id, uri, change)
+        return TaggedOutput("changes", row) if change in ("new", "unchanged") else TaggedOutput("stale", (doc_id, row))
+
+    def _read(self, meta, previous: Optional[dict]):
+        """``(document or failure, sha256 or None)``. Same options, name and bytes give the
+        same detected content type, so a file whose bytes hash as before takes its previous
+        content type and skips detection."""
+        readable = fileio.ReadableFile(meta)
+        try:
+            data = self.reader.read_bytes(readable)
+            if previous is not None and previous.get("content_type") and not is_gzip(data):
+                sha256 = hashlib.sha256(data).hexdigest()
+                if sha256 == previous["sha256"]:
+                    return Document(document_id(meta.path), meta.path, data, previous["content_type"],
+                                    dict(self.reader.metadata)), sha256
+            document = self.reader.document(meta.path, data)
+        except Exception as exc:  # as the read stage does: the document fails, the job goes on
+            return failure_from(readable, exc, Stage.READ), None
+        return document, hashlib.sha256(document.data).hexdigest()
+
+    def process(self, keyed):
+        doc_id, values = keyed
+        files, previous = [], None
+        for kind, value in values:
+            if kind == "file":
+                files.append(value)
+            else:
+                previous = value
+        files = [m for m in files if not m.path.endswith("/")]  # folders are no documents
+        if not files:
+            if previous is not None:
+                yield self._change(doc_id, previous["uri"], "deleted")
+            return
+        document, sha256 = self._read(files[0], previous)  # a file matched twice is read once
+        if sha256 is not None and self._unchanged(previous, document, sha256):
+            PROGRESS.add(len(document.data))
+            yield TaggedOutput("unchanged", doc_id)
+            yield self._change(doc_id, document.uri, "unchanged")
+            return
+        yield document
+        if previous is None:
+            yield self._change(doc_id, document.uri, "new")
+        else:
+            yield self._change(doc_id, document.uri, "changed")
+
+
+class _CopyUnchangedFn(beam.DoFn):
+    """A previous file -> the rows of unchanged documents in a file of this run (its ref);
+    for a chunks file also ``stale``: ``(document_id, chunk ids)`` of the rows left behind."""
+
+    def __init__(self, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str):
+        self.folders, self.schemas, self.codec = folders, schemas, codec
+        self._source = None
+        self.copied = beam.metrics.Metrics.counter(NAMESPACE, "rows_copied")
+
+    def _value_set(self, unchanged) -> pa.Array:
+        if self._source is not unchanged:  # a side input is the same object within a bundle
+            self._source, self._ids = unchanged, pa.array(sorted(set(unchanged)), pa.string())
+        return self._ids
+
+    def process(self, item: Tuple[str, str], unchanged):
+        table, path = item
+        ids = self._value_set(unchanged)
+        schema = self.schemas[table]
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            parquet = pq.ParquetFile(f)
+            documents = parquet.read(columns=["document_id"]).column(0)
+            keep = pc.is_in(documents, value_set=ids)
+            kept = pc.sum(keep).as_py() or 0
+            if table == "chunks" and kept < len(keep):
+                left = pa.table({"document_id": documents, "chunk_id": parquet.read(columns=["chunk_id"]).column(0)})
+                left = left.filter(pc.invert(keep)).group_by("document_id").aggregate([("chunk_id", "list")])
+                for doc, chunk_ids in zip(left.column(0).to_pylist(), left.column(1).to_pylist()):
+                    yield TaggedOutput("stale", (doc, ("chunk_ids", chunk_ids)))
+            if not kept:
+                return
+            target = f"{self.folders[table]}/part-copy-{uuid.uuid4().hex}.parquet"
+            whole = (kept == len(keep) and parquet.schema_arrow.equals(schema)
+                     and parquet.metadata.row_group(0).column(0).compression == _PARQUET_CODECS[self.codec])
+            if whole:  # byte for byte: nothing to decode or encode
+                f.seek(0)
+                with FileSystems.create(target) as out:
+                    shutil.copyfileobj(f, out, 8 * 1024 * 1024)
+            else:
+                with FileSystems.create(target) as out, pq.ParquetWriter(out, schema, compression=self.codec) as w:
+                    for i in range(parquet.num_row_groups):
+                        group = parquet.read_row_group(i)
+                        group = group.filter(pc.is_in(group.column("document_id"), value_set=ids))
+                        if group.num_rows:
+                            # An older previous file may lack newer nullable columns.
+                            w.write_table(_conform(group, schema))
+        self.copied.inc(kept)
+        yield ShardRef(table, target)
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    columns = [table.column(f.name) if f.name in table.column_names else pa.nulls(table.num_rows, f.type)
+               for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+class _WriteChangesFn(beam.DoFn):
+    """Changes-table rows -> one file per bundle (its ref yielded when it opens)."""
+
+    def __init__(self, folder: str, codec: str):
+        self.folder, self.codec = folder, codec
+
+    def start_bundle(self):
+        self._files = _TableFiles({"changes": self.folder}, {"changes": CHANGES_SCHEMA}, self.codec, None)
+
+    def process(self, row: dict):
+        yield from self._files.add("changes", row)
+
+    def finish_bundle(self):
+        self._files.close()
+
+
+def previous_files(pbegin, previous: PreviousRun):
+    """The previous run's files as ``(table, path)``, spread over the workers when there are
+    more than :data:`SPREAD_FILES`: read by :func:`compare` (documents and chunks) and
+    :func:`copy_unchanged` (all of them)."""
+    sources = [(t, p) for t in COPIED_TABLES for p in previous.files.get(t, [])]
+    # Spreading a handful of files costs a shuffle and gains nothing.
+    return pbegin | "PreviousFiles" >> beam.Create(sources, reshuffle=len(sources) > SPREAD_FILES)
+
+
+class _AsPairs(beam.DoFn):
+    """``fn`` with each output as ``(tag, value)``: the main ones under ``main``."""
+
+    def __init__(self, fn: beam.DoFn, main: str):
+        self.fn, self.main = fn, main
+
+    def setup(self):
+        self.fn.setup()
+
+    def start_bundle(self):
+        self.fn.start_bundle()
+
+    def process(self, element, *side_inputs):
+        for out in self.fn.process(element, *side_inputs):
+            yield (out.tag, out.value) if isinstance(out, TaggedOutput) else (self.main, out)
+
+    def finish_bundle(self):
+        self.fn.finish_bundle()
+
+    def teardown(self):
+        self.fn.teardown()
+
+
+def _pick(pair, tag):
+    return [pair[1]] if pair[0] == tag else []
+
+
+def _with_outputs(pcoll, label: str, fn: beam.DoFn, side_inputs: tuple, tags: Tuple[str, ...], main: str):
+    """``pcoll | ParDo(fn).with_outputs(*tags, main=main)``, also on runners that mix the
+    tagged outputs up (there, each output travels as a ``(tag, value)`` pair, told apart by
+    one filter per tag). The outputs are attributes named by the tags."""
+    if not mixes_tagged_outputs(pcoll.pipeline.runner):
+        return pcoll | label >> beam.ParDo(fn, *side_inputs).with_outputs(*tags, main=main)
+    pairs = pcoll | label >> beam.ParDo(_AsPairs(fn, main), *side_inputs)
+    return types.SimpleNamespace(**{tag: pairs | f"{label}_{tag}" >> beam.FlatMap(_pick, tag)
+                                    for tag in (main, *tags)})
+
+
+def compare(files, before, read: ReadDocuments, strategy: Chunker, same_options: bool):
+    """Join the matched files with the previous run's documents by id and classify each.
+
+    Args:
+        files: The matched files' metadata.
+        before: :func:`previous_files`.
+        read: The job's reader (its limits, tags and forced content types).
+        strategy: The job's strategy (or router), for each document's strategy fingerprint.
+        same_options: Whether the previous run had this run's :func:`options_fingerprint`.
+
+    Returns:
+        The tagged outputs of :class:`_CompareFn`: ``documents`` (Documents and read
+        Failures to process), ``changes``, ``stale`` and ``unchanged``.
+    """
+    now = files | "KeyFiles" >> beam.Map(lambda meta: (document_id(meta.path), ("file", meta)))
+    rows = (before
+            | "DocumentsFiles" >> beam.FlatMap(lambda item: [item[1]] if item[0] == "documents" else [])
+            | "ReadPrevious" >> beam.ParDo(_ReadPreviousFn()))
+    reader = _ReadFn(read.max_bytes, read.metadata, read.content_types)
+    joined = (now, rows) | "FilesAndPrevious" >> beam.Flatten() | "ByDocument" >> beam.GroupByKey()
+    return _with_outputs(joined, "Compare", _CompareFn(reader, strategy, same_options), (),
+                         ("changes", "stale", "unchanged"), "documents")
+
+
+def copy_unchanged(before, unchanged, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str):
+    """Copy the unchanged documents' rows of every previous file (:func:`previous_files`)
+    into this run's folders.
+
+    Returns:
+        The tagged outputs ``refs`` (the :class:`ShardRef` of each file written, for the
+        commit) and ``stale`` (the previous chunk ids of the other documents).
+    """
+    return _with_outputs(before, "CopyUnchanged", _CopyUnchangedFn(folders, schemas, codec), (AsList(unchanged),),
+                         ("stale",), "refs")
+
+
+def _with_chunk_ids(keyed):
+    _, values = keyed
+    rows = [v for v in values if isinstance(v, dict)]
+    ids = [i for v in values if not isinstance(v, dict) for i in v[1]]
+    for row in rows:  # none for ids of a document that no previous documents row names
+        yield {**row, "delete_chunk_ids": sorted(ids)}
+
+
+def write_changes(changes, stale_rows, stale_ids, folder: str, codec: str):
+    """Write the changes table to ``folder``: ``changes`` as they are, ``stale_rows`` of
+    changed and deleted documents joined with their previous chunk ids (``stale_ids``).
+
+    Returns:
+        The refs of the files written.
+    """
+    completed = ((stale_rows, stale_ids)
+                 | "StaleRowsAndIds" >> beam.Flatten()
+                 | "StaleByDocument" >> beam.GroupByKey()
+                 | "WithChunkIds" >> beam.FlatMap(_with_chunk_ids))
+    return ((changes, completed)
+            | "AllChanges" >> beam.Flatten()
+            | "WriteChanges" >> beam.ParDo(_WriteChangesFn(folder, codec)))
