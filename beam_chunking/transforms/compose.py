@@ -16,6 +16,7 @@ from beam_chunking.transforms._runners import keeps_pardo_outputs
 from beam_chunking.transforms._shards import WriteShards
 from beam_chunking.transforms.chunk import ChunkDocuments
 from beam_chunking.transforms.embed import EmbedChunks
+from beam_chunking.transforms.lease import takes_lease
 from beam_chunking.transforms.parse import ParseDocuments
 from beam_chunking.transforms.read import ReadDocuments
 from beam_chunking.transforms.write import SCHEMAS, WriteChunkTable
@@ -96,7 +97,7 @@ class ChunkFiles(beam.PTransform):
         # The stages run as fused DoFns, not one ParDo each: every ParDo costs the runner
         # per-element work, and Beam's DaskRunner keeps each ParDo's outputs until the job
         # ends. Embedding stays a stage of its own where batches may span documents.
-        plan = self.write.plan()
+        plan = self.write.plan(lease=takes_lease(pbegin.pipeline))
         files = self.read.files(pbegin)
         front = [*self.read.fns(), *self.parse.fns(), *self.chunk.fns()]
         back = self.write.row_fns()

@@ -16,12 +16,13 @@ import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.io.filesystems import FileSystems
 
-from beam_chunking.ids import document_id, normalize_uri
+from beam_chunking.ids import display_uri, document_id, normalize_uri, uri_bytes
 from beam_chunking.parsers import check_content_types
 from beam_chunking.parsers.compressed import gunzip, is_gzip
 from beam_chunking.parsers.detect import ContentTypes, content_type_pairs, detect_content_type, path_pattern
 from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
 from beam_chunking.transforms._common import NAMESPACE, StageFn
+from beam_chunking.transforms._files import check_regular_file
 from beam_chunking.transforms._fused import OpenFn
 from beam_chunking.transforms._runners import reshuffle_is_noop
 from beam_chunking.transforms.records import Stage
@@ -93,8 +94,11 @@ class _ReadFn(StageFn):
         self.bytes = beam.metrics.Metrics.counter(NAMESPACE, "bytes")
 
     def handle(self, readable):
-        uri = readable.metadata.path
+        path = readable.metadata.path
+        # The tables get a valid-text URI; the id and the open use the real name.
+        uri = display_uri(path)
         self.documents.inc()
+        check_regular_file(path, uri)
         size = readable.metadata.size_in_bytes
         if size is not None and size > self.max_bytes:
             raise ValueError(f"{uri}: {size} bytes exceeds max_bytes={self.max_bytes}")
@@ -107,7 +111,7 @@ class _ReadFn(StageFn):
         if is_gzip(data):
             name, data = gunzip(uri, data, self.max_bytes)
         ctype = detect_content_type(name, data, self.content_types, source=uri)
-        yield Document(document_id(uri), uri, data, ctype, dict(self.metadata))
+        yield Document(document_id(path), uri, data, ctype, dict(self.metadata))
 
 
 class ReadDocuments(beam.PTransform):
@@ -162,8 +166,9 @@ class ReadDocuments(beam.PTransform):
             | "MatchFiles" >> fileio.MatchAll(empty_match_treatment=empty)
             | "Exclude" >> beam.Filter(lambda meta, exclude: not excluded(meta.path, exclude), self.exclude)
             # Keyed by path, the shuffle that spreads the files also reads a file matched
-            # by two patterns once.
-            | "ByPath" >> beam.Map(lambda meta: (meta.path, meta))
+            # by two patterns once. The key is the path's bytes: Beam's string coder
+            # refuses a local name that is not valid UTF-8.
+            | "ByPath" >> beam.Map(lambda meta: (uri_bytes(meta.path), meta))
             | "SpreadFiles" >> beam.GroupByKey()
             | "OnePerPath" >> beam.Map(lambda keyed: next(iter(keyed[1])))
         )
