@@ -63,6 +63,16 @@ class OutputExistsError(ChunkingError):
     """The output folder already holds files and ``overwrite`` was not requested."""
 
 
+class OutputLeasedError(ChunkingError):
+    """Another run holds the output folder's lease (``OUTPUT/_lease.json``), or this run
+    lost it before its commit; the message names the other run."""
+
+
+class NotARegularFile(ChunkingError):
+    """A matched input is a FIFO, socket, device or folder: it is never opened (reading a
+    FIFO would wait forever for a writer)."""
+
+
 class LLMError(ChunkingError):
     """A chat-model request failed after its retries, or was refused (a 4xx other than 429)."""
 

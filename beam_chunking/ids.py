@@ -26,8 +26,39 @@ def normalize_uri(path: str) -> str:
     return os.path.normpath(os.path.abspath(path)) + trailing
 
 
+def uri_bytes(uri: str) -> bytes:
+    """The bytes a URI or path stands for: its UTF-8, where a local file name that is not
+    valid UTF-8 (which Python hands over with its undecodable bytes as lone surrogates,
+    ``\\udcff`` for ``0xff``) gets its original bytes back. Never raises."""
+    try:
+        return uri.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no file name decodes to; still one fixed encoding
+        return uri.encode("utf-8", "surrogatepass")
+
+
+def display_uri(path: str) -> str:
+    """``path`` as valid text, for the tables and messages: unchanged when it is valid
+    Unicode; otherwise each byte it stands for that is not valid UTF-8 becomes ``%XX``
+    (``/in/bad\\udcff.txt`` -> ``/in/bad%FF.txt``). Parquet, Beam's coders and JSON all
+    refuse lone surrogates, so such a name could otherwise not be recorded at all."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        pass
+    out = []
+    for char in path:
+        if "\ud800" <= char <= "\udfff":
+            out.append("".join(f"%{b:02X}" for b in uri_bytes(char)))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
 def document_id(uri: str) -> str:
-    """Return the id of the document at ``uri``: 16 hex digits of SHA-256 over the URI.
+    """Return the id of the document at ``uri``: 16 hex digits of SHA-256 over the URI's
+    bytes (:func:`uri_bytes`: its UTF-8, or a local name's raw bytes when it is not valid
+    UTF-8, so ``bad\\xff.txt`` and a file really named ``bad%FF.txt`` keep distinct ids).
 
     The same URI always gives the same id; content changes keep the id (re-ingest with
     ``overwrite=True`` to replace the old chunks).
@@ -36,7 +67,7 @@ def document_id(uri: str) -> str:
         >>> document_id("examples/intro.md")
         '...'
     """
-    return hashlib.sha256(uri.encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(uri_bytes(uri)).hexdigest()[:16]
 
 
 def chunk_id(document_id: str, start: int, ordinal: int = 0) -> str:

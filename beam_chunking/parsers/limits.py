@@ -22,7 +22,9 @@ class ParseLimits:
 
     Args:
         max_uncompressed_bytes: Largest total uncompressed size of a zip container's members
-            (DOCX, PPTX, XLSX) or of a ``.gz`` input, in bytes. Default 512 MiB.
+            (DOCX, PPTX, XLSX) or of an Outlook message's bodies and attachments, in bytes.
+            Default 512 MiB. (A ``.gz`` input is inflated when it is read, capped by
+            ``ReadDocuments(max_bytes=...)``, default 256 MiB, not by this limit.)
         max_compression_ratio: Largest uncompressed/compressed ratio of a zip container, as a
             whole and per member over 1 MiB. Default 200 (real Office files stay under 50;
             zip bombs reach thousands).

@@ -18,6 +18,7 @@ from beam_chunking.pipelines.options import ChunkingOptions, llm_flag_values, st
 from beam_chunking.pipelines.spec import content_type_items, option_items, option_value, parse_spec, read_spec_file
 from beam_chunking.config import JobConfig
 from beam_chunking.transforms import ChunkFiles
+from beam_chunking.transforms.lease import release_held
 from beam_chunking.pipelines.summary import RunSummary, summarize
 
 #: The runner used when none is given: in-process, no download (the DirectRunner's first
@@ -182,17 +183,23 @@ def run(argv: Optional[List[str]] = None, *, wait: bool = True, show_progress: b
     pipeline = new_pipeline(options)
     check_paths(spec)
     started = time.perf_counter()
-    build(pipeline, spec)
-    if not show_progress:
-        result = pipeline.run()
-        if not wait:
-            return None
-        try:
-            result.wait_until_finish()
-        finally:
-            release(result)
-    else:
-        _run_watched(pipeline, options, spec)
+    launched = False
+    try:
+        build(pipeline, spec)  # takes the output's lease
+        if not show_progress:
+            result = pipeline.run()
+            if not wait:
+                launched = True  # the job runs on; its commit releases the lease
+                return None
+            try:
+                result.wait_until_finish()
+            finally:
+                release(result)
+        else:
+            _run_watched(pipeline, options, spec)
+    finally:
+        if not launched:  # the commit released it; after a failure, free the output at once
+            release_held(spec.output)
     return summarize(spec.output, time.perf_counter() - started, max_failures=spec.max_failures)
 
 

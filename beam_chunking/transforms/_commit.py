@@ -9,10 +9,10 @@ The steps, each safe to repeat (the runner may retry the commit):
 3. The new manifest is written under a temporary name and renamed over ``_manifest.json``.
    Until that rename, readers of the manifest see the previous run whole; after it, the new
    one.
-4. Only then are the previous run's files deleted, with the folders of runs that started
-   before this one and never committed (crashed runs), the files of this run's own failed or
-   duplicated bundle attempts, and the old layout's shards. Nothing else under the output
-   is touched.
+4. Only then are the previous run's files deleted, with the folders (and temporary
+   manifests) of runs that started before this one and never committed (crashed runs), the
+   files of this run's own failed or duplicated bundle attempts, and the old layout's shards.
+   Nothing else under the output is touched.
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.transforms._shards import ShardRef
+from beam_chunking.transforms.lease import LEASE, release as release_lease, verify as verify_lease
 from beam_chunking.transforms.manifest import (
     MANIFEST, RUN_PREFIX, TABLES, basename, join, manifest_json, manifest_run, read_manifest, relative_to,
     run_folder,
@@ -37,6 +38,8 @@ from beam_chunking.transforms.manifest import (
 _LOG = logging.getLogger(__name__)
 #: Shards of the old layout (``chunks/part-00000-of-00002.parquet``) and its staging folders.
 _LEGACY_SHARD = re.compile(r"part-\d{5}-of-\d{5}\.parquet$")
+#: A run id inside a file name (see :func:`~beam_chunking.transforms.manifest.new_run_id`).
+_RUN_ID = re.compile(RUN_PREFIX + r"\d{8}T\d{9}Z-[0-9a-f]{8}")
 
 
 def _rows_in(path: str) -> int:
@@ -95,6 +98,14 @@ def _legacy(output: str) -> List[str]:
     return found
 
 
+def _stale_temporaries(output: str, run_id: str) -> List[str]:
+    """Temporary manifests and lease files of runs that started before ``run_id`` and were
+    killed before they could rename or remove them."""
+    found = _list(f"{output}/{MANIFEST}.{RUN_PREFIX}*.tmp") + _list(f"{output}/{LEASE}.*")
+    owners = ((p, _RUN_ID.search(basename(p))) for p in found)
+    return [p for p, owner in owners if owner and owner.group(0) < run_id]
+
+
 def _delete(paths: Iterable[str]) -> None:
     paths = sorted(set(paths))
     if not paths:
@@ -117,15 +128,19 @@ def _garbage(output: str, run_id: str, previous: Optional[dict], committed: List
         for files in previous["tables"].values():
             garbage += [path for path in (join(output, p) for p in files)
                         if f"/{run_id}/" not in path and not any(path.startswith(f + "/") for f in folders)]
-    return garbage + _legacy(output)
+    return garbage + _legacy(output) + _stale_temporaries(output, run_id)
 
 
 def commit(output: str, run_id: str, refs: Iterable[ShardRef], schemas: Dict[str, pa.Schema], codec: str,
-           num_shards: int = 0, fields: Optional[Dict[str, str]] = None) -> Dict[str, List[str]]:
+           num_shards: int = 0, fields: Optional[Dict[str, str]] = None, *,
+           leased: bool = False) -> Dict[str, List[str]]:
     """Publish run ``run_id`` of ``output`` from the refs of its succeeded bundles.
 
-    ``fields`` are extra top-level keys of the manifest (see
-    :func:`~beam_chunking.transforms.manifest.manifest_json`).
+    Args:
+        fields: Extra top-level keys of the manifest (see
+            :func:`~beam_chunking.transforms.manifest.manifest_json`). Default none.
+        leased: The run took the output's lease: check it still holds it right before the
+            switch, and release it at the end. Default ``False`` (no lease involved).
 
     Returns:
         The committed files of each table, relative to ``output``.
@@ -133,6 +148,7 @@ def commit(output: str, run_id: str, refs: Iterable[ShardRef], schemas: Dict[str
     Raises:
         RuntimeError: A reported file is missing, truncated or reported twice; nothing is
             published and the previous output is untouched.
+        OutputLeasedError: ``leased`` and another run took the lease over; nothing is published.
     """
     by_table: Dict[str, List[ShardRef]] = defaultdict(list)
     for ref in refs:
@@ -150,6 +166,16 @@ def commit(output: str, run_id: str, refs: Iterable[ShardRef], schemas: Dict[str
     temporary = f"{output}/{MANIFEST}.{run_id}.tmp"
     with FileSystems.create(temporary) as f:
         f.write(manifest_json(run_id, tables, rows, fields))
+    # As late as possible: a run that lost its lease must not switch the manifest. A repeated
+    # commit of a run already published (its lease released) has nothing left to guard.
+    if leased and manifest_run(previous) != run_id:
+        try:
+            verify_lease(output, run_id)
+        except Exception:
+            _delete([temporary])
+            raise
     FileSystems.rename([temporary], [f"{output}/{MANIFEST}"])
     _delete(_garbage(output, run_id, previous, [join(output, p) for files in tables.values() for p in files]))
+    if leased:
+        release_lease(output, run_id)
     return tables

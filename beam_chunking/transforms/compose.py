@@ -18,6 +18,7 @@ from beam_chunking.transforms.chunk import ChunkDocuments
 from beam_chunking.transforms.embed import EmbedChunks
 from beam_chunking.transforms.incremental import (OPTIONS_FINGERPRINT, compare, copy_unchanged, options_fingerprint,
                                                   previous_files, previous_run, write_changes)
+from beam_chunking.transforms.lease import takes_lease
 from beam_chunking.transforms.parse import ParseDocuments
 from beam_chunking.transforms.read import ReadDocuments
 from beam_chunking.transforms.write import SCHEMAS, WriteChunkTable
@@ -106,9 +107,10 @@ class ChunkFiles(beam.PTransform):
                                      manifest_fields={OPTIONS_FINGERPRINT: self.options_fingerprint})
 
     def expand(self, pbegin):
-        # Read before this run's plan: the previous run's files are what it compares with.
+        # The lease first, so that no other run replaces the previous run's files while this
+        # one compares with them and copies the unchanged rows.
+        plan = self.write.plan(lease=takes_lease(pbegin.pipeline))
         previous = previous_run(self.config.output, self.config.overwrite) if self.config.incremental else None
-        plan = self.write.plan()
         if previous is None:
             front = [*self.read.fns(), *self.parse.fns(), *self.chunk.fns()]
             out = self._process(pbegin, self.read.files(pbegin), front, plan)

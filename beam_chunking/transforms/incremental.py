@@ -49,7 +49,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsList, TaggedOutput
 
 from beam_chunking.errors import OutputExistsError
-from beam_chunking.ids import document_id, fingerprint
+from beam_chunking.ids import display_uri, document_id, fingerprint
 from beam_chunking.parsers.compressed import is_gzip
 from beam_chunking.schema import CHANGES, CHANGES_SCHEMA, change_row
 from beam_chunking.strategies.base import Chunker
@@ -193,7 +193,7 @@ class _CompareFn(beam.DoFn):
             if previous is not None and previous.get("content_type") and not is_gzip(data):
                 sha256 = hashlib.sha256(data).hexdigest()
                 if sha256 == previous["sha256"]:
-                    return Document(document_id(meta.path), meta.path, data, previous["content_type"],
+                    return Document(document_id(meta.path), display_uri(meta.path), data, previous["content_type"],
                                     dict(self.reader.metadata)), sha256
             document = self.reader.document(meta.path, data)
         except Exception as exc:  # as the read stage does: the document fails, the job goes on

@@ -16,12 +16,13 @@ import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.io.filesystems import FileSystems
 
-from beam_chunking.ids import document_id, normalize_uri
+from beam_chunking.ids import display_uri, document_id, normalize_uri, uri_bytes
 from beam_chunking.parsers import check_content_types
 from beam_chunking.parsers.compressed import gunzip, is_gzip
 from beam_chunking.parsers.detect import ContentTypes, content_type_pairs, detect_content_type, path_pattern
 from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
 from beam_chunking.transforms._common import NAMESPACE, StageFn
+from beam_chunking.transforms._files import check_regular_file
 from beam_chunking.transforms._fused import OpenFn
 from beam_chunking.transforms._runners import reshuffle_is_noop
 from beam_chunking.transforms.records import Stage
@@ -93,24 +94,27 @@ class _ReadFn(StageFn):
         self.bytes = beam.metrics.Metrics.counter(NAMESPACE, "bytes")
 
     def handle(self, readable):
-        uri = readable.metadata.path
-        yield self.document(uri, self.read_bytes(readable))
+        yield self.document(readable.metadata.path, self.read_bytes(readable))
 
     def read_bytes(self, readable) -> bytes:
         """A file's bytes as stored (at most ``max_bytes``), counted.
 
         Raises:
             ValueError: the file is larger than ``max_bytes``.
+            NotARegularFile: a FIFO, socket or device (never opened).
         """
-        uri = readable.metadata.path
+        path = readable.metadata.path
+        # The tables get a valid-text URI; the id and the open use the real name.
+        uri = display_uri(path)
         self.documents.inc()
+        check_regular_file(path, uri)
         size = readable.metadata.size_in_bytes
         if size is not None and size > self.max_bytes:
             raise ValueError(f"{uri}: {size} bytes exceeds max_bytes={self.max_bytes}")
         # A local file opens directly: Beam's FileSystems look the scheme up among every
         # filesystem class on each open, several times the cost of reading a small file.
-        local = FileSystems.get_scheme(uri) is None
-        with (open(uri, "rb") if local else
+        local = FileSystems.get_scheme(path) is None
+        with (open(path, "rb") if local else
               readable.open(compression_type=beam.io.filesystem.CompressionTypes.UNCOMPRESSED)) as f:
             data = f.read(self.max_bytes + 1)
         if len(data) > self.max_bytes:
@@ -118,13 +122,15 @@ class _ReadFn(StageFn):
         self.bytes.inc(len(data))
         return data
 
-    def document(self, uri: str, data: bytes) -> Document:
-        """The :class:`Document` of a file's bytes: inflated if gzip, its content type detected."""
+    def document(self, path: str, data: bytes) -> Document:
+        """The :class:`Document` of the file at ``path`` from its bytes: inflated if gzip, its
+        content type detected; its id from the real name, its URI a valid-text one."""
+        uri = display_uri(path)
         name = uri
         if is_gzip(data):
             name, data = gunzip(uri, data, self.max_bytes)
         ctype = detect_content_type(name, data, self.content_types, source=uri)
-        return Document(document_id(uri), uri, data, ctype, dict(self.metadata))
+        return Document(document_id(path), uri, data, ctype, dict(self.metadata))
 
 
 class ReadDocuments(beam.PTransform):
@@ -185,8 +191,9 @@ class ReadDocuments(beam.PTransform):
         return (
             matched
             # Keyed by path, the shuffle that spreads the files also reads a file matched
-            # by two patterns once.
-            | "ByPath" >> beam.Map(lambda meta: (meta.path, meta))
+            # by two patterns once. The key is the path's bytes: Beam's string coder
+            # refuses a local name that is not valid UTF-8.
+            | "ByPath" >> beam.Map(lambda meta: (uri_bytes(meta.path), meta))
             | "SpreadFiles" >> beam.GroupByKey()
             | "OnePerPath" >> beam.Map(lambda keyed: next(iter(keyed[1])))
         )

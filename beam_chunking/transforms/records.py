@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping, Optional, Tuple
 
-from beam_chunking.ids import document_id
+from beam_chunking.ids import display_uri, document_id
 from beam_chunking.types import Chunk, Document, ParsedDocument
 
 
@@ -56,8 +56,8 @@ class DocumentHeader:
             return cls(element.id, element.uri, element.content_type, element.size_bytes, element.sha256,
                        element.metadata.get("encoding"), None if confidence is None else float(confidence))
         meta = getattr(element, "metadata", None)  # a fileio.ReadableFile or FileMetadata
-        uri = str(getattr(meta, "path", None) or getattr(element, "path", None) or element)
-        return cls(document_id(uri), uri)
+        path = str(getattr(meta, "path", None) or getattr(element, "path", None) or element)
+        return cls(document_id(path), display_uri(path))
 
     def columns(self) -> dict:
         """The documents-table columns this header fills."""

@@ -23,7 +23,8 @@ from beam_chunking.transforms._commit import commit
 from beam_chunking.transforms._common import StageFn
 from beam_chunking.transforms._fused import MapFn
 from beam_chunking.transforms._shards import Rows, ShardRef, WriteBundleShardsFn, WriteShards
-from beam_chunking.transforms.manifest import TABLES, new_run_id, run_folder
+from beam_chunking.transforms.lease import LEASE, acquire, takes_lease
+from beam_chunking.transforms.manifest import TABLES, basename, new_run_id, run_folder
 from beam_chunking.transforms.progress import PROGRESS
 from beam_chunking.transforms.records import ChunkedDocument, Failure, Stage
 
@@ -70,36 +71,41 @@ def _as_new(element: Rows) -> Rows:
 
 
 def existing_files(output: str) -> List[str]:
-    """Every file under ``output``, at any depth (the first few hundred on object stores)."""
+    """Every file under ``output``, at any depth (the first few hundred on object stores),
+    except the lease and the temporary files of runs racing for it: they are not output."""
     if FileSystems.get_scheme(output) is None:
         found = []
         for folder, _, names in os.walk(output):
             found += [os.path.join(folder, n) for n in names]
             if len(found) > 500:
                 break
-        return sorted(found)
-    try:  # object stores match '*' across '/', so this lists the whole prefix
-        return sorted(m.path for m in FileSystems.match([f"{output}/*"], limits=[500])[0].metadata_list)
-    except Exception:  # a missing prefix matches nothing
-        return []
+    else:
+        try:  # object stores match '*' across '/', so this lists the whole prefix
+            found = [m.path for m in FileSystems.match([f"{output}/*"], limits=[500])[0].metadata_list]
+        except Exception:  # a missing prefix matches nothing
+            found = []
+    return sorted(p for p in found if not basename(p).startswith(LEASE))
 
 
 class _CommitFn(beam.DoFn):
-    def __init__(self, output: str, run_id: str, codec: str, num_shards: int, fields: Dict[str, str]):
+    def __init__(self, output: str, run_id: str, codec: str, num_shards: int, fields: Dict[str, str],
+                 leased: bool = False):
         self.output, self.run_id, self.codec, self.num_shards = output, run_id, codec, num_shards
         self.fields = fields
+        self.leased = leased
 
     def process(self, keyed):
         _, refs = keyed
         yield commit(self.output, self.run_id, [r for r in refs if r.table], SCHEMAS, self.codec, self.num_shards,
-                     self.fields)
+                     self.fields, leased=self.leased)
 
 
 class WritePlan(NamedTuple):
-    """A run's id and the folder of each table's files."""
+    """A run's id, the folder of each table's files, and whether it holds the output's lease."""
 
     run_id: str
     folders: Dict[str, str]
+    leased: bool = False
 
 
 class WriteChunkTable(beam.PTransform):
@@ -122,7 +128,12 @@ class WriteChunkTable(beam.PTransform):
     Every document also gets a changes-table row ``new``: this transform compares with no
     previous run (``ChunkFiles(incremental=True)`` does).
 
+    One run at a time writes a folder: the first takes ``OUTPUT/_lease.json`` when the
+    pipeline is built, and a second is refused while it holds it, whatever its ``overwrite``
+    (see :mod:`~beam_chunking.transforms.lease`).
+
     Raises:
+        OutputLeasedError: another run is writing ``output`` (when the pipeline is built).
         OutputExistsError: ``output`` holds files and ``overwrite`` is false.
     """
 
@@ -137,21 +148,32 @@ class WriteChunkTable(beam.PTransform):
         self.num_shards = num_shards
         self.manifest_fields = dict(manifest_fields or {})
 
-    def plan(self) -> "WritePlan":
-        """Check the output folder and choose this run's id and folders (once per pipeline).
+    def plan(self, lease: bool = True) -> "WritePlan":
+        """Choose this run's id and folders, take the output's lease and check the folder
+        (once per pipeline).
+
+        Args:
+            lease: Take the lease (:mod:`~beam_chunking.transforms.lease`). Default ``True``;
+                the build of a classic template takes none.
 
         Raises:
+            OutputLeasedError: another run is writing the folder (whatever ``overwrite``).
             OutputExistsError: the folder holds files and ``overwrite`` is false.
         """
+        run_id = new_run_id()
+        # The lease comes first: checked before it, two runs starting together into an empty
+        # folder would both find it empty.
+        held = acquire(self.output, run_id) if lease else None
         if not self.overwrite:
             found = existing_files(self.output)
             if found:
+                if held is not None:
+                    held.release()
                 raise OutputExistsError(
                     f"output folder {self.output} is not empty ({len(found)} files, e.g. {found[0]}); "
                     "pass overwrite=True (--overwrite) to replace it"
                 )
-        run_id = new_run_id()
-        return WritePlan(run_id, {table: run_folder(self.output, table, run_id) for table in TABLES})
+        return WritePlan(run_id, {table: run_folder(self.output, table, run_id) for table in TABLES}, lease)
 
     def row_fns(self, changes: bool = True) -> List[beam.DoFn]:
         """The DoFns that turn chunked documents and failures into :class:`Rows`; with
@@ -172,11 +194,11 @@ class WriteChunkTable(beam.PTransform):
             | "OneKey" >> beam.Map(lambda ref: (0, ref))
             | "GatherFiles" >> beam.GroupByKey()
             | "Commit" >> beam.ParDo(_CommitFn(self.output, plan.run_id, self.compression, self.num_shards,
-                                             self.manifest_fields))
+                                             self.manifest_fields, plan.leased))
         )
 
     def expand(self, pcoll):
-        plan = self.plan()
+        plan = self.plan(lease=takes_lease(pcoll.pipeline))
         rows = (pcoll | "ToRows" >> beam.ParDo(_RowsFn()) | "FailuresToRows" >> beam.Map(_as_rows)
                 | "AsNew" >> beam.Map(_as_new))
         refs = rows | "WriteFiles" >> WriteShards(plan.folders, SCHEMAS, self.compression, self.num_shards)
