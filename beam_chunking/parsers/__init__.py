@@ -15,7 +15,7 @@ import difflib
 import hashlib
 from typing import Dict, FrozenSet, Iterable, Mapping, Tuple, Union
 
-from beam_chunking.errors import ConfigError, UnsupportedContentType
+from beam_chunking.errors import ConfigError, ParseError, UnsupportedContentType
 from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.drops import KEEP_NOTHING, check_keep
 from beam_chunking.parsers.formats import EMAIL, FORMAT_PARSERS, Parser
@@ -54,7 +54,12 @@ def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLim
             document_id=document.id,
             uri=document.uri,
         )
-    parsed = parser(document, errors=decode_errors, limits=limits, keep=keep)
+    try:
+        parsed = parser(document, errors=decode_errors, limits=limits, keep=keep)
+    except ParseError as exc:
+        if exc.uri is None and exc.document_id is None:  # raised below the parser, unnamed
+            raise ParseError(str(exc), document_id=document.id, uri=document.uri) from None
+        raise
     return dataclasses.replace(
         parsed, size_bytes=len(document.data), sha256=hashlib.sha256(document.data).hexdigest()
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from beam_chunking.errors import ParseError
 from beam_chunking.text.headings import heading_path
 from beam_chunking.types import Document, ParsedDocument, Section
 
@@ -33,10 +34,13 @@ class TextBuilder:
 
     Args:
         separator: Inserted between sections. Default a blank line.
+        max_chars: Most characters of text (``limits.max_text_chars``); more raises
+            :class:`~beam_chunking.errors.ParseError`. Default ``None``: no cap.
     """
 
-    def __init__(self, separator: str = "\n\n"):
+    def __init__(self, separator: str = "\n\n", max_chars: Optional[int] = None):
         self.separator = separator
+        self.max_chars = max_chars
         self._parts: List[str] = []
         self._length = 0
         self._sections: List[Dict[str, Any]] = []
@@ -60,7 +64,15 @@ class TextBuilder:
         start = self._length
         self._parts.append(text)
         self._length += len(text)
+        self._check()
         return start
+
+    def _check(self) -> None:
+        # A small file can hold text that repeats: PDF pages sharing one content stream, sheet
+        # rows referencing one long shared string. Stop before it takes the worker's memory.
+        if self.max_chars is not None and self._length > self.max_chars:
+            raise ParseError(f"the parsed text exceeds limits.max_text_chars={self.max_chars} characters; "
+                             "raise the limit to parse it")
 
     def add(self, text: str, **fields: Any) -> bool:
         """Add ``text`` as a new section with ``Section`` fields; blank text adds nothing.
@@ -86,6 +98,7 @@ class TextBuilder:
         self._parts.append(sep + text)
         self._length += len(sep) + len(text)
         self._sections[-1]["end"] = self._length
+        self._check()
         return True
 
     def update_last(self, **fields: Any) -> None:
@@ -129,8 +142,8 @@ class HeadingSections:
     common ancestry of a section's blocks.
     """
 
-    def __init__(self) -> None:
-        self.builder = TextBuilder()
+    def __init__(self, max_chars: Optional[int] = None) -> None:
+        self.builder = TextBuilder(max_chars=max_chars)
         self.stack: List[tuple] = []
         self.path: Tuple[str, ...] = ()
         self.level = 0

@@ -80,7 +80,7 @@ def parse_docx(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     except Exception as exc:
         raise ParseError(f"DOCX: python-docx cannot read it ({type(exc).__name__}: {exc})",
                          document_id=doc.id, uri=doc.uri) from None
-    out = HeadingSections()
+    out = HeadingSections(max_chars=limits.max_text_chars)
     for block in document.iter_inner_content():
         if hasattr(block, "rows"):
             out.unit(markdown_table(_table_rows(block)), "table")

@@ -308,7 +308,7 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     title = collapse(title_node.text(deep=True)) if title_node is not None else ""
     _remove_chrome(tree)
     root = tree.css_first("main, [role=main]") or tree.body
-    out = HeadingSections()
+    out = HeadingSections(max_chars=limits.max_text_chars)
     if root is not None and "contents" not in keep:
         _drop_contents(root, doc.uri.replace("\\", "/").rsplit("/", 1)[-1], out.builder)
     meta = {"title": title} if title else {}

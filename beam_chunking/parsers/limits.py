@@ -33,6 +33,9 @@ class ParseLimits:
         max_rows: Most data rows over all sheets of a CSV, TSV or XLSX. Default 1,000,000.
         max_attachment_depth: How deep e-mail attachments (messages inside messages) are
             parsed. Default 3.
+        max_text_chars: Most characters of text a parser may build from one document (PDF,
+            HTML, Office, tabular, e-mail, transcripts; plain text is bounded by ``max_bytes``).
+            Default 50,000,000: a 1,000-page book is about 3 million.
     """
 
     max_uncompressed_bytes: int = 512 * MIB
@@ -41,6 +44,7 @@ class ParseLimits:
     max_pages: int = 5_000
     max_rows: int = 1_000_000
     max_attachment_depth: int = 3
+    max_text_chars: int = 50_000_000
 
     def __post_init__(self) -> None:
         for f in fields(self):

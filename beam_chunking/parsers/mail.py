@@ -142,7 +142,7 @@ def parse_email(doc: Document, *, errors: str = "strict", limits: ParseLimits = 
     if not message.keys():
         raise ParseError("e-mail: no RFC 5322 headers found; the file is not an e-mail message",
                          document_id=doc.id, uri=doc.uri)
-    builder = TextBuilder()
+    builder = TextBuilder(max_chars=limits.max_text_chars)
     notes: Dict[str, List[str]] = {"attachments_skipped": [], "attachments_failed": []}
     _add_message(builder, message, _Job(doc, errors, limits, keep, notes), 1, "")
     meta: Dict[str, Any] = {k: v for k, v in notes.items() if v}

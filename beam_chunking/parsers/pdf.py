@@ -149,7 +149,7 @@ def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DE
         finally:
             pdf.close()
     furniture = Furniture(pages)
-    builder = TextBuilder()
+    builder = TextBuilder(max_chars=limits.max_text_chars)
     stack: List[Tuple[int, str]] = []
     empty = 0
     after_contents = False  # the previous page was a contents page

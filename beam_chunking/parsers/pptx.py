@@ -60,7 +60,7 @@ def parse_pptx(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     if len(slides) > limits.max_pages:
         raise ParseError(f"PPTX: {len(slides)} slides exceed max_pages={limits.max_pages}; raise the limit to parse it",
                          document_id=doc.id, uri=doc.uri)
-    builder = TextBuilder()
+    builder = TextBuilder(max_chars=limits.max_text_chars)
     for number, slide in enumerate(slides, start=1):
         title_shape = slide.shapes.title
         title = " ".join(collapse(title_shape.text).split()) if title_shape is not None else ""

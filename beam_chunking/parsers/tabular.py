@@ -88,7 +88,7 @@ def parse_delimited(doc: Document, *, errors: str = "strict", limits: ParseLimit
     text = decoded.text
     delimiter = "\t" if doc.content_type == "text/tab-separated-values" else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    builder = TextBuilder()
+    builder = TextBuilder(max_chars=limits.max_text_chars)
     sheet = doc.uri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
     sheet = sheet[:-3] if sheet.lower().endswith(".gz") else sheet
     try:
@@ -111,7 +111,7 @@ def parse_xlsx(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     """
     openpyxl = require("openpyxl", "openpyxl")
     open_container(doc, limits, ["xl/workbook.xml"], "XLSX").close()
-    builder = TextBuilder()
+    builder = TextBuilder(max_chars=limits.max_text_chars)
     counted = [0]
     try:
         book = openpyxl.load_workbook(io.BytesIO(doc.data), read_only=True, data_only=True)

@@ -66,7 +66,7 @@ def parse_transcript(doc: Document, *, errors: str = "strict", limits: ParseLimi
     text, replaced = decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
     kind = "WebVTT" if doc.content_type == WEBVTT else "SubRip"
     reader = _vtt_cues if doc.content_type == WEBVTT else _srt_cues
-    builder = TextBuilder(separator="\n")
+    builder = TextBuilder(separator="\n", max_chars=limits.max_text_chars)
     count = 0
     try:
         for start, end, cue_text, speaker in reader(text.replace("\r\n", "\n").replace("\r", "\n")):
