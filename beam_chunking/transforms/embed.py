@@ -109,12 +109,17 @@ class EmbedChunks(beam.PTransform):
     ``embedding_model`` and ``embedding_dim`` metadata. On Beam's DaskRunner, which drops what
     a bundle emits when it finishes, batches stay within one document.
 
+    Chunks are buffered across a bundle's documents and sent to the embedder ``batch_size``
+    at a time: ``OnnxEmbedder`` sorts each call's texts by length and cuts them into passes
+    under its token budget, so the larger the call, the less padding. The vectors are the
+    same, bit for bit, whatever the call size.
+
     Args:
         embedder: An embedder (``OnnxEmbedder``, ``minilm()``) or ``"minilm"``.
-        batch_size: Chunks per model call. Default 64.
+        batch_size: Chunks per embedder call (not per model pass). Default 1024.
     """
 
-    def __init__(self, embedder: Any = "minilm", batch_size: int = 64):
+    def __init__(self, embedder: Any = "minilm", batch_size: int = 1024):
         super().__init__()
         from beam_chunking.embeddings.resolve import resolve_embedder
 

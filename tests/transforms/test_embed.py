@@ -80,3 +80,17 @@ def test_validation():
         EmbedChunks("minilm", batch_size=0)
     with pytest.raises(ConfigError, match="embedder must be"):
         EmbedChunks(42)
+
+
+def test_the_call_size_never_changes_a_vector(embedder):
+    """Large calls let the embedder sort more texts by length; the vectors stay bit-identical
+    to embedding each text on its own."""
+    words = ["alpha", "beta gamma", "delta epsilon zeta eta", "theta", "iota kappa lambda mu nu xi omicron"]
+    docs = [chunked(f"d{k}", [" ".join(words[: 1 + (k + j) % len(words)]) * (1 + j) for j in range(4)])
+            for k in range(12)]
+    alone = [((d.document_id, c.index), tuple(float(x) for x in embedder.embed([c.text])[0]))
+             for d in docs for c in d.chunks]
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = (p | beam.Create(docs) | EmbedChunks(embedder)  # the default: every chunk in one call
+               | beam.FlatMap(lambda d: [((d.document_id, c.index), tuple(c.embedding)) for c in d.chunks]))
+        assert_that(out, equal_to(alone))
