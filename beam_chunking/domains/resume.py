@@ -8,7 +8,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from beam_chunking.errors import LLMError
 from beam_chunking.llm import LLMUsage, shared_client
 from beam_chunking.llm.replies import parse_json
 from beam_chunking.strategies.base import make_chunk
@@ -95,12 +94,7 @@ class ResumeChunker(ChatModelChunker):
         if not doc.text.strip():
             return [], usage
         reply = shared_client(self.llm_config).complete_many([(self.prompt, doc.text, self.prompt_version)])[0]
-        fields: List[Tuple[str, int, str]] = []
-        if isinstance(reply, LLMError):
-            problem = str(reply)
-        else:
-            usage.add(reply)
-            fields, problem = self._fields(reply.text)
+        fields, problem = self.answered(reply, usage, self._fields)
         if not fields:
             usage.fallbacks += 1
             _LOG.warning("%s: résumé kept as one chunk: %s", doc.uri or doc.id, problem)

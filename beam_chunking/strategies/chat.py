@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, ClassVar, List, Tuple
+from typing import Any, Callable, ClassVar, List, Tuple, Union
 
-from beam_chunking.errors import ConfigError
-from beam_chunking.llm import LLMConfig, LLMUsage, shared_client
+from beam_chunking.errors import ConfigError, LLMError
+from beam_chunking.llm import LLMConfig, LLMUsage, Reply, shared_client
 from beam_chunking.sizing import TiktokenSizer, tiktoken_sizer
 from beam_chunking.strategies.base import Chunker, Outcome
 from beam_chunking.types import Chunk, ParsedDocument
@@ -62,6 +62,16 @@ class ChatModelChunker(Chunker):
         """Names the prompt in the cache key: ``<task>/<12 hex digits of its SHA-256>``, so a
         replaced prompt is never answered from an old prompt's cache."""
         return f"{self.task}/" + hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()[:12]
+
+    @staticmethod
+    def answered(reply: Union[Reply, LLMError], usage: LLMUsage,
+                 read: Callable[[str], Tuple[Any, str]]) -> Tuple[Any, str]:
+        """``read(answer)`` of a reply, ``(value, problem)``, its cost counted in ``usage``;
+        ``(None, why)`` for a request that failed."""
+        if isinstance(reply, LLMError):
+            return None, str(reply)
+        usage.add(reply)
+        return read(reply.text)
 
     def setup(self) -> None:
         """Build the process's chat client (shared by every copy of the strategy)."""

@@ -9,7 +9,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from beam_chunking.errors import LLMError
 from beam_chunking.llm import LLMUsage, shared_client
 from beam_chunking.llm.replies import parse_json, string_items
 from beam_chunking.strategies.base import make_chunk, require_positive, section_metadata
@@ -138,12 +137,7 @@ class PropositionChunker(ChatModelChunker):
             [(self.prompt, doc.text[p.start:p.end], version) for p in passages])
         chunks: List[Chunk] = []
         for passage, reply in zip(passages, replies):
-            found: Optional[List[str]] = None
-            if isinstance(reply, LLMError):
-                problem = str(reply)
-            else:
-                usage.add(reply)
-                found, problem = self._propositions(reply.text)
+            found, problem = self.answered(reply, usage, self._propositions)
             if not found:
                 usage.fallbacks += 1
                 _LOG.warning("%s: passage [%d, %d) emitted as it is: %s", doc.uri or doc.id, passage.start,
