@@ -43,9 +43,11 @@ RESERVED_TYPES: Dict[str, pa.DataType] = {
 assert tuple(RESERVED_TYPES) == RESERVED_KEYS
 
 #: Documents-table counters of chat-model calls, one per column (int64, null when no call
-#: was made): calls answered, of which from the cache, prompt and completion tokens the
-#: server reported, and units emitted as their source text because the answer was unusable.
-LLM_COLUMNS = ("llm_calls", "llm_cached_calls", "llm_prompt_tokens", "llm_completion_tokens", "llm_fallbacks")
+#: was made): calls answered, of which from the cache, calls that failed after their retries,
+#: prompt and completion tokens the server reported, and units emitted as their source text
+#: because the answer was unusable or the call failed.
+LLM_COLUMNS = ("llm_calls", "llm_cached_calls", "llm_failed_calls", "llm_prompt_tokens", "llm_completion_tokens",
+               "llm_fallbacks")
 
 CHUNKS_SCHEMA = pa.schema(
     [

@@ -12,6 +12,7 @@ class LLMUsage:
     Args:
         calls: Requests answered (by the server or the cache).
         cached_calls: Of those, answered from the cache (they cost nothing).
+        failed_calls: Requests that failed after their retries, or were refused.
         prompt_tokens: Prompt tokens the server reported for the calls it answered.
         completion_tokens: Completion tokens the server reported.
         fallbacks: Units (passages, documents) whose answer was unusable, so the source text
@@ -20,6 +21,7 @@ class LLMUsage:
 
     calls: int = 0
     cached_calls: int = 0
+    failed_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     fallbacks: int = 0
@@ -34,8 +36,8 @@ class LLMUsage:
             self.completion_tokens += reply.completion_tokens
 
     def columns(self) -> Dict[str, int]:
-        """The documents-table columns: ``llm_calls``, ``llm_cached_calls``, ``llm_prompt_tokens``,
-        ``llm_completion_tokens``, ``llm_fallbacks``."""
-        return {"llm_calls": self.calls, "llm_cached_calls": self.cached_calls,
+        """The documents-table columns: ``llm_calls``, ``llm_cached_calls``, ``llm_failed_calls``,
+        ``llm_prompt_tokens``, ``llm_completion_tokens``, ``llm_fallbacks``."""
+        return {"llm_calls": self.calls, "llm_cached_calls": self.cached_calls, "llm_failed_calls": self.failed_calls,
                 "llm_prompt_tokens": self.prompt_tokens, "llm_completion_tokens": self.completion_tokens,
                 "llm_fallbacks": self.fallbacks}

@@ -53,7 +53,8 @@ class RunSummary:
         ]
         if self.llm:
             n = self.llm
-            lines.append(f"llm:       {n.get('llm_calls', 0)} calls ({n.get('llm_cached_calls', 0)} from the cache), "
+            lines.append(f"llm:       {n.get('llm_calls', 0)} calls ({n.get('llm_cached_calls', 0)} from the cache, "
+                         f"{n.get('llm_failed_calls', 0)} more failed), "
                          f"{n.get('llm_prompt_tokens', 0)} prompt + {n.get('llm_completion_tokens', 0)} completion "
                          f"tokens, {n.get('llm_fallbacks', 0)} fallbacks to the source text")
         for title, groups in (("by content type", self.by_content_type), ("by strategy", self.by_strategy)):

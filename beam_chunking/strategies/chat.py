@@ -69,6 +69,7 @@ class ChatModelChunker(Chunker):
         """``read(answer)`` of a reply, ``(value, problem)``, its cost counted in ``usage``;
         ``(None, why)`` for a request that failed."""
         if isinstance(reply, LLMError):
+            usage.failed_calls += 1
             return None, str(reply)
         usage.add(reply)
         return read(reply.text)

@@ -50,7 +50,7 @@ def test_propositions_into_parquet_with_every_call_counted(corpus, tmp_path, cha
     docs = rows(out, "documents")
     assert [(d["llm_calls"], d["llm_cached_calls"], d["llm_fallbacks"]) for d in docs] == [(1, 0, 0), (1, 0, 0)]
     assert all(d["llm_prompt_tokens"] > 0 and d["llm_completion_tokens"] > 0 for d in docs)
-    assert "llm:       2 calls (0 from the cache)" in capsys.readouterr().out
+    assert "llm:       2 calls (0 from the cache, 0 more failed)" in capsys.readouterr().out
     assert chat_server.calls == 2
 
     # A re-run with --overwrite pays nothing: every answer comes from the cache.
@@ -68,8 +68,8 @@ def test_a_failing_server_falls_back_to_passages_and_the_job_goes_on(corpus, tmp
     chunks = rows(out, "chunks")
     assert [c["chunk_kind"] for c in chunks] == ["passage", "passage"]
     assert [c["text"] for c in chunks] == [PROSE["curie.md"].strip(), PROSE["lovelace.txt"].strip()]
-    assert [(d["status"], d["llm_calls"], d["llm_fallbacks"]) for d in rows(out, "documents")] == [
-        ("ok", 0, 1), ("ok", 0, 1)]
+    assert [(d["status"], d["llm_calls"], d["llm_failed_calls"], d["llm_fallbacks"])
+            for d in rows(out, "documents")] == [("ok", 0, 1, 1), ("ok", 0, 1, 1)]
 
 
 def test_parents_table_joins_children_in_duckdb(corpus, tmp_path, chat_server):

@@ -77,7 +77,7 @@ def test_a_failed_call_falls_back_and_is_not_counted_as_a_call(chat_server, tmp_
     chat_server.failures = [500, 500]
     chunks, usage = strategy(chat_server, tmp_path).chunk_with_usage(two_pages())
     assert [c.metadata["chunk_kind"] for c in chunks] == ["passage"]
-    assert usage.fallbacks == 1 and usage.calls == 0 and chat_server.calls == 2
+    assert usage.fallbacks == 1 and usage.calls == 0 and usage.failed_calls == 1 and chat_server.calls == 2
 
 
 def test_oversized_answers_are_capped(chat_server, tmp_path):
