@@ -14,7 +14,7 @@ from beam_chunking.errors import ConfigError
 from beam_chunking.llm.config import LLMConfig
 from beam_chunking.parsers import check_content_types
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, ParseLimits
-from beam_chunking.registry import DEFAULT_STRATEGY, get
+from beam_chunking.registry import DEFAULT_STRATEGY, JOB_WIDE_OPTION, get
 from beam_chunking.strategies import Router
 from beam_chunking.strategies.base import Chunker
 
@@ -127,7 +127,7 @@ def with_llm(strategy: Any, llm: LLMConfig) -> Any:
         if not f.init:
             continue
         value = getattr(strategy, f.name)
-        if f.name == "llm" and value is None:
+        if f.name == JOB_WIDE_OPTION and value is None:
             changes[f.name] = llm
         elif isinstance(value, Chunker):
             new = with_llm(value, llm)

@@ -31,6 +31,9 @@ from beam_chunking.strategies.base import Chunker
 ENTRY_POINT_GROUP = "beam_chunking.strategies"
 #: The strategy used when none is named.
 DEFAULT_STRATEGY = "recursive"
+#: The strategy option that the job sets for every strategy naming none (``JobConfig.llm``,
+#: the ``--llm-*`` flags): it has no strategy flag of its own.
+JOB_WIDE_OPTION = "llm"
 
 BUILTIN: Dict[str, Type[Chunker]] = {
     "fixed": FixedSizeChunker,
@@ -197,7 +200,7 @@ def listing() -> str:
         size = "no size limit" if unit == "unbounded" else f"sizes in {unit}"
         lines = [f"{name}  ({cls.__name__}; {size})", f"    {summary(cls)}"]
         for o in options(cls):
-            if o.name == "llm":  # set by the job's --llm-* flags, or llm: in the spec
+            if o.name == JOB_WIDE_OPTION:
                 lines.append("    --llm-OPTION VALUE: the chat model (--llm-model, --llm-base-url ...; "
                              "'beam-chunking run --help' lists them)")
                 continue

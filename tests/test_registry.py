@@ -11,7 +11,7 @@ import pytest
 from beam_chunking.errors import ConfigError
 from beam_chunking.pipelines.options import strategy_flags
 from beam_chunking.pipelines.run import pipeline_options
-from beam_chunking.registry import BUILTIN, ENTRY_POINT_GROUP, listing, markdown_table, options, registry, unit_of
+from beam_chunking.registry import BUILTIN, ENTRY_POINT_GROUP, JOB_WIDE_OPTION, listing, markdown_table, options, registry, unit_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZE_BOUNDED = ("fixed", "recursive", "token", "sentence", "structural", "code", "semantic", "late")
@@ -48,7 +48,7 @@ def test_generic_size_flags_work_for_every_size_bounded_strategy(name):
 def test_every_option_is_a_flag_and_wrong_ones_name_the_strategy():
     flags = strategy_flags()
     # llm is the one option without its own flag: the job's --llm-* flags set it.
-    assert {o.name for cls in BUILTIN.values() for o in options(cls)} - {"llm"} == set(flags)
+    assert {o.name for cls in BUILTIN.values() for o in options(cls)} - {JOB_WIDE_OPTION} == set(flags)
     _, spec = pipeline_options(["--input", "a", "--output", "b", "--strategy", "sentence", "--tokenizer", "gpt-4",
                                 "--overlap", "8"])
     assert (spec.strategy.tokenizer, spec.strategy.overlap) == ("gpt-4", 8)

@@ -24,12 +24,12 @@ def strategy_flags() -> Dict[str, Tuple[str, List[str]]]:
     Derived from the strategies' dataclass fields and docstrings, plugins included, so a new
     option or strategy gets its flag with no change here.
     """
-    from beam_chunking.registry import options, registry
+    from beam_chunking.registry import JOB_WIDE_OPTION, options, registry
 
     flags: Dict[str, Tuple[str, List[str]]] = {}
     for strategy, cls in sorted(registry().items()):
         for option in options(cls):
-            if option.name == "llm":  # the job's --llm-* flags set it (a dedicated one: the spec)
+            if option.name == JOB_WIDE_OPTION:  # the --llm-* flags set it (a dedicated one: the spec)
                 continue
             help_text, owners = flags.get(option.name, (option.help, []))
             flags[option.name] = (help_text or option.help, owners + [strategy])

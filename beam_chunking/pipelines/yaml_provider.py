@@ -36,7 +36,7 @@ does (failures become rows of the documents table), and emits one :data:`SUMMARY
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 import apache_beam as beam
 from apache_beam.portability.api import schema_pb2
@@ -55,6 +55,7 @@ from beam_chunking.transforms import ChunkDocuments, ChunkedDocument, EmbedChunk
 from beam_chunking.transforms import ReadDocuments
 from beam_chunking.transforms.records import DocumentHeader, Stage, failure_from
 from beam_chunking.transforms.compose import ChunkFiles as ChunkFilesToTables
+from beam_chunking.transforms.fused import FusedFn
 from beam_chunking.types import Document
 
 #: The Beam type of a chunk row: the chunks table's columns with their types (int32, int64,
@@ -116,31 +117,14 @@ def _error(element: Any, failure: Failure) -> beam.Row:
     return beam.Row(element=element, msg=_message(failure), stack="")
 
 
-class _ChunkRowsFn(beam.DoFn):
-    """Runs the stage DoFns of the transforms (read, parse, chunk, embed) on one element and
-    emits its chunk rows, or its failure to ``error_tag`` (raised when there is none)."""
+class _ChunkRowsFn(FusedFn):
+    """Runs the stage DoFns of the transforms (read, parse, chunk, embed) on one element as one
+    fused DoFn and emits its chunk rows, or its failure to ``error_tag`` (raised when there is
+    none)."""
 
     def __init__(self, fns: Sequence[beam.DoFn], error_tag: Optional[str]):
-        self.fns = list(fns)
+        super().__init__(fns)
         self.error_tag = error_tag
-
-    def setup(self):
-        for fn in self.fns:
-            fn.setup()
-
-    def start_bundle(self):
-        for fn in self.fns:
-            fn.start_bundle()
-
-    def finish_bundle(self):
-        # The stage DoFns emit everything from process(); none holds elements for the bundle's end.
-        for fn in self.fns:
-            if list(fn.finish_bundle() or ()):
-                raise RuntimeError(f"{type(fn).__name__} emitted outputs when its bundle finished")
-
-    def teardown(self):
-        for fn in self.fns:
-            fn.teardown()
 
     def _document(self, element: Any) -> Any:
         return element
@@ -149,10 +133,8 @@ class _ChunkRowsFn(beam.DoFn):
         return beam.Row(uri=failure.uri, document_id=failure.document_id)
 
     def process(self, element):
-        items: List[Any] = [self._document(element)]
-        for fn in self.fns:  # each stage passes earlier failures through untouched
-            items = [out for item in items for out in fn.process(item)]
-        for item in items:
+        # Each stage passes earlier failures through untouched.
+        for item in self._through([self._document(element)], 0):
             if isinstance(item, ChunkedDocument):
                 try:
                     rows = chunk_rows(list(item.chunks), strategy=item.strategy, content_type=item.content_type,

@@ -130,8 +130,8 @@ class Sanitiser:
         object.__setattr__(self, "redact", kinds)
         functions = (self.functions,) if isinstance(self.functions, str) else tuple(self.functions)
         object.__setattr__(self, "functions", functions)
-        for path in functions:
-            load_function(path)  # fail at construction, not on a worker
+        # Resolved once (a missing one fails at construction, not on a worker), never per chunk.
+        object.__setattr__(self, "_loaded", tuple((path, load_function(path)) for path in functions))
 
     def setup(self) -> None:
         """Nothing to load."""
@@ -141,8 +141,8 @@ class Sanitiser:
         changed: List[str] = []
         if self.redact:
             text, changed = redact(text, self.redact)
-        for path in self.functions:
-            new = load_function(path)(text)
+        for path, fn in self._loaded:
+            new = fn(text)
             if not isinstance(new, str):
                 raise TypeError(f"sanitise function {path} returned {type(new).__name__}, not str")
             if new != text:

@@ -14,6 +14,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
+from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
 from beam_chunking.ids import fingerprint
 from beam_chunking.text.fragments import effective_minimum, looks_like_header, merge_undersized
@@ -170,6 +171,23 @@ class Chunker:
     def fingerprint(self) -> str:
         """12 hex digits identifying this strategy's class and configuration."""
         return fingerprint(self)
+
+
+class UsesEmbedder:
+    """For strategies with an ``embedder`` field: the model resolved once, loaded in ``setup()``."""
+
+    def _resolve_embedder(self, owner: str) -> None:
+        object.__setattr__(self, "_model", resolve_embedder(self.embedder, owner))
+
+    @property
+    def model(self):
+        """The embedder object."""
+        return self._model
+
+    def setup(self) -> None:
+        """Load the embedding model (called once per worker)."""
+        if hasattr(self._model, "setup"):
+            self._model.setup()
 
 
 @dataclass(frozen=True)

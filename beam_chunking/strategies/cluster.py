@@ -29,10 +29,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from beam_chunking.embeddings.base import embed_batches
-from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
 from beam_chunking.sizing import TiktokenSizer, tiktoken_sizer
-from beam_chunking.strategies.base import Chunker, make_chunks, require_positive, section_metadata
+from beam_chunking.strategies.base import Chunker, UsesEmbedder, make_chunks, require_positive, section_metadata
 from beam_chunking.strategies.token import MIN_WINDOW_TOKENS
 from beam_chunking.text.packing import split_levels
 from beam_chunking.text.sentences import sentence_spans
@@ -122,7 +121,7 @@ def best_partition(sims: np.ndarray, fits: Sequence[Sequence[bool]], small: Sequ
 
 
 @dataclass(frozen=True)
-class ClusterSemanticChunker(Chunker):
+class ClusterSemanticChunker(UsesEmbedder, Chunker):
     """Pieces embedded once, chunks chosen by dynamic programming to maximise within-chunk similarity.
 
     Each section is cut into pieces: sentences, and a sentence over ``piece_size`` tokens (a
@@ -187,7 +186,7 @@ class ClusterSemanticChunker(Chunker):
             raise ConfigError(f"{owner}.paragraph_penalty={p!r} must be a number between 0 and 2 (a cosine "
                               "similarity)", field="paragraph_penalty")
         object.__setattr__(self, "_sizer", tiktoken_sizer(self.tokenizer))
-        object.__setattr__(self, "_model", resolve_embedder(self.embedder, owner))
+        self._resolve_embedder(owner)
 
     @property
     def sizer(self) -> TiktokenSizer:
@@ -205,15 +204,7 @@ class ClusterSemanticChunker(Chunker):
         """The minimum that applies, in tokens: ``min_chunk_size``, at most ``max_chunk_size // 4``."""
         return min(self.min_chunk_size, self.max_chunk_size // 4)
 
-    @property
-    def model(self):
-        """The embedder object."""
-        return self._model
 
-    def setup(self) -> None:
-        """Load the embedding model (called once per worker)."""
-        if hasattr(self._model, "setup"):
-            self._model.setup()
 
     # -- pieces -----------------------------------------------------------------------
     def pieces(self, text: str, start: int, end: int) -> Tuple[List[Piece], Optional[TokenIndex]]:

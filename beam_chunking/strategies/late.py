@@ -9,9 +9,8 @@ from typing import Any, List
 import numpy as np
 
 from beam_chunking.embeddings.base import normalize
-from beam_chunking.embeddings.resolve import resolve_embedder
-from beam_chunking.strategies.base import (Chunker, make_chunk, make_chunks, require_overlap, require_positive,
-                                           section_metadata)
+from beam_chunking.strategies.base import (Chunker, UsesEmbedder, make_chunk, make_chunks, require_overlap,
+                                           require_positive, section_metadata)
 from beam_chunking.strategies.token import TokenChunker
 from beam_chunking.text.fragments import effective_minimum
 from beam_chunking.text.spans import skip_space, trim_end
@@ -36,7 +35,7 @@ def _extend_start(text: str, start: int, floor: int) -> int:
 
 
 @dataclass(frozen=True)
-class LateChunker(Chunker):
+class LateChunker(UsesEmbedder, Chunker):
     """Late chunking: whole-section token vectors, pooled per token window.
 
     Each section is embedded once by a token embedder (long sections are windowed and
@@ -80,12 +79,7 @@ class LateChunker(Chunker):
         require_positive("LateChunker", "max_chunk_size", self.max_chunk_size)
         require_overlap("LateChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
         require_positive("LateChunker", "min_chunk_size", self.min_chunk_size, minimum=0)
-        object.__setattr__(self, "_model", resolve_embedder(self.embedder, "LateChunker"))
-
-    def setup(self) -> None:
-        """Load the embedding model (once per worker)."""
-        if hasattr(self._model, "setup"):
-            self._model.setup()
+        self._resolve_embedder("LateChunker")
 
     def _fallback(self, doc: ParsedDocument, start: int, end: int, meta, chunks: List[Chunk], error: Exception) -> None:
         _LOG.warning("late chunking fell back to token windows for %s [%d:%d]: %s", doc.uri or doc.id, start, end, error)

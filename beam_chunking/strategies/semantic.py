@@ -8,10 +8,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from beam_chunking.embeddings.base import embed_batches, normalize
-from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
-from beam_chunking.strategies.base import (UNDERSIZED, Chunker, join_soft_sections, make_chunk, require_positive,
-                                           section_metadata)
+from beam_chunking.strategies.base import (UNDERSIZED, Chunker, UsesEmbedder, join_soft_sections, make_chunk,
+                                           require_positive, section_metadata)
 from beam_chunking.strategies.recursive import RecursiveChunker
 from beam_chunking.text.fragments import merge_undersized
 from beam_chunking.text.packing import greedy_groups
@@ -77,7 +76,7 @@ def breakpoints(sims: np.ndarray, percentile: Optional[float], threshold: Option
 
 
 @dataclass(frozen=True)
-class SemanticChunker(Chunker):
+class SemanticChunker(UsesEmbedder, Chunker):
     """Sentences embedded, neighbours compared, cut where similarity drops.
 
     Each section's sentences are embedded (each unique sentence once per document, in batches
@@ -151,17 +150,9 @@ class SemanticChunker(Chunker):
             raise ConfigError(f"{owner}.min_chunk_size={self.min_chunk_size} must not exceed "
                               f"max_chunk_size={self.max_chunk_size}", field="min_chunk_size")
         require_positive(owner, "batch_size", self.batch_size)
-        object.__setattr__(self, "_model", resolve_embedder(self.embedder, owner))
+        self._resolve_embedder(owner)
 
-    @property
-    def model(self):
-        """The embedder object."""
-        return self._model
 
-    def setup(self) -> None:
-        """Load the embedding model (called once per worker)."""
-        if hasattr(self._model, "setup"):
-            self._model.setup()
 
     # -- grouping ---------------------------------------------------------------------
     def _groups(self, text: str, spans: List[Span], sims: np.ndarray) -> List[List[Span]]:

@@ -22,7 +22,7 @@ def reshuffle_is_noop(runner: Any) -> bool:
 
 def keeps_pardo_outputs(runner: Any) -> bool:
     """Whether ``runner`` holds every ParDo's outputs until the job ends (so a chain of
-    ParDos should run as one; see :mod:`beam_chunking.transforms._fused`)."""
+    ParDos should run as one; see :mod:`beam_chunking.transforms.fused`)."""
     return _is_dask(runner)
 
 

@@ -23,7 +23,7 @@ from beam_chunking.parsers.detect import ContentTypes, content_type_pairs, detec
 from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
 from beam_chunking.transforms._common import NAMESPACE, StageFn
 from beam_chunking.transforms._files import check_regular_file
-from beam_chunking.transforms._fused import OpenFn
+from beam_chunking.transforms.fused import OpenFn
 from beam_chunking.transforms._runners import reshuffle_is_noop
 from beam_chunking.transforms.records import Stage
 from beam_chunking.types import Document

@@ -21,7 +21,7 @@ from beam_chunking.schema import (COMPRESSIONS, CHANGES_SCHEMA, CHUNKS_SCHEMA, D
                                   chunk_batch, chunk_rows, document_row)
 from beam_chunking.transforms._commit import commit
 from beam_chunking.transforms._common import StageFn
-from beam_chunking.transforms._fused import MapFn
+from beam_chunking.transforms.fused import MapFn
 from beam_chunking.transforms._shards import Rows, ShardRef, WriteBundleShardsFn, WriteShards
 from beam_chunking.transforms.lease import LEASE, acquire, takes_lease
 from beam_chunking.transforms.manifest import TABLES, basename, new_run_id, run_folder

@@ -26,6 +26,7 @@ class ChatServer:
 
     Attributes:
         requests: Every request body received, in order.
+        headers: Every request's HTTP headers, in order.
         started: ``time.monotonic()`` of each request's arrival.
         answer: ``answer(system, user) -> str | dict | list``: the content of a normal reply
             (a dict or list is sent as its JSON). Default :func:`propositions_of` the user text.
@@ -36,6 +37,7 @@ class ChatServer:
 
     def __init__(self) -> None:
         self.requests: List[Dict[str, Any]] = []
+        self.headers: List[Dict[str, str]] = []
         self.started: List[float] = []
         self.answer: Callable[[str, str], Any] = lambda system, user: propositions_of(user)
         self.failures: List[int] = []
@@ -63,6 +65,7 @@ class ChatServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with server._lock:
                     server.requests.append(body)
+                    server.headers.append(dict(self.headers))
                     server.started.append(time.monotonic())
                     status = server.failures.pop(0) if server.failures else 200
                 if server.delay:

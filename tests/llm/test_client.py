@@ -115,3 +115,14 @@ def test_config_is_validated_by_field():
         LLMConfig.of({"modle": "x"})
     assert LLMConfig(cache=None).cache_location is None
     assert LLMConfig().cache_location.endswith("beam-chunking/llm")
+
+
+def test_the_request_carries_the_configured_model_options_and_the_key_from_the_environment(chat_server, tmp_path,
+                                                                                          monkeypatch):
+    monkeypatch.setenv("MY_LLM_KEY", "sk-from-the-environment")
+    client(chat_server, tmp_path, cache=None, api_key_env="MY_LLM_KEY", temperature=0.3,
+           max_output_tokens=77).complete("split", "One.", "v1")
+    body, headers = chat_server.requests[0], {k.lower(): v for k, v in chat_server.headers[0].items()}
+    assert (body["model"], body["temperature"], body["max_tokens"]) == ("test-model", 0.3, 77)
+    assert body["messages"] == [{"role": "system", "content": "split"}, {"role": "user", "content": "One."}]
+    assert headers["authorization"] == "Bearer sk-from-the-environment"

@@ -5,7 +5,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import GlobalWindows
 
-from beam_chunking.transforms._fused import FusedFn, MapFn
+from beam_chunking.transforms.fused import FusedFn, MapFn
 
 
 class Twice(beam.DoFn):

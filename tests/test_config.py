@@ -1,0 +1,20 @@
+"""JobConfig: the job's chat model reaches every strategy that names none, however nested."""
+from beam_chunking.config import JobConfig
+from beam_chunking.llm import LLMConfig
+from beam_chunking.refiners import Refined, Sanitiser
+from beam_chunking.strategies import ParentChildChunker, PropositionChunker, RecursiveChunker, Router
+
+
+def test_the_job_llm_fills_strategies_that_name_none_and_keeps_their_own():
+    own = LLMConfig(model="dedicated")
+    strategy = Router({"text/markdown": PropositionChunker(llm=own),
+                       "text/plain": Refined(ParentChildChunker(child=PropositionChunker()), Sanitiser())},
+                      default=PropositionChunker())
+    job = JobConfig.of(strategy=strategy, llm={"model": "job-model"})
+    assert job.llm == LLMConfig(model="job-model")
+    routes = job.strategy.routes
+    assert routes["text/markdown"].llm == own
+    assert routes["text/plain"].base.child.llm.model == "job-model"
+    assert job.strategy.default.llm.model == "job-model"
+    assert JobConfig.of(strategy=RecursiveChunker(), llm={"model": "m"}).strategy == RecursiveChunker()
+    assert JobConfig.of(strategy=PropositionChunker()).strategy.llm is None  # no job llm: defaults later
