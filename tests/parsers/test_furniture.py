@@ -1,8 +1,13 @@
 """Page furniture and contents detection: the line shapes of LaTeX-, Word- and DocBook-made books."""
 from __future__ import annotations
 
-import pytest
+import re
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from beam_chunking.parsers import furniture
 from beam_chunking.parsers.furniture import (
     Furniture, contents_lines, contents_spans, is_dot_leader, page_label, split_around, visible_characters)
 
@@ -183,3 +188,9 @@ def test_one_huge_line_of_dots_is_not_contents():
     text = "Title " + ". " * 1_000_000 + "12"  # longer than any contents entry
     parsed = parse_text(Document("d", "u", text.encode(), "text/plain"))
     assert parsed.dropped == () and [(s.start, s.end) for s in parsed.sections] == [(0, len(text))]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=". \t\n\u00b7\u2024\u2027\u2026a1", max_size=24))
+def test_the_fast_leader_search_finds_a_leader_in_exactly_the_texts_the_leader_pattern_does(text):
+    assert bool(furniture._ANY_LEADER.search(text)) == bool(re.search(furniture._LEADER, text))
