@@ -135,6 +135,18 @@ class Chunk:
     embedding: Optional[Sequence[float]] = None
     ordinal: int = 0
 
+    @classmethod
+    def of_span(cls, document_id: str, index: int, start: int, end: int, text: str,
+                token_count: Optional[int], metadata: Mapping[str, Any]) -> "Chunk":
+        """The chunk ``Chunk(document_id, index, start, end, text, token_count, metadata)``,
+        built at less than half the cost of the frozen dataclass's ``__init__`` (which sets
+        each field through ``object.__setattr__``); strategies build every chunk this way."""
+        chunk = object.__new__(cls)
+        object.__setattr__(chunk, "__dict__", {
+            "document_id": document_id, "index": index, "start": start, "end": end, "text": text,
+            "token_count": token_count, "metadata": metadata, "embedding": None, "ordinal": 0})
+        return chunk
+
     def with_token_count(self, token_count: Optional[int]) -> "Chunk":
         """A copy with ``token_count`` set: what ``dataclasses.replace`` gives, at a fraction
         of its cost (the pipeline does this for every chunk of a character strategy)."""

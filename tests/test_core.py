@@ -1,3 +1,4 @@
+import dataclasses
 import pickle
 
 import pyarrow as pa
@@ -111,3 +112,14 @@ def test_count_spans_matches_counting_each_span():
     sizer = TiktokenSizer()
     assert sizer.count_spans(text, spans) == [sizer.count(text[s:e]) for s, e in spans]
     assert sizer.count_spans(text, []) == []
+
+
+def test_the_fast_chunk_builders_give_what_the_constructor_gives():
+    built = Chunk("doc", 2, 5, 9, "text", 3, {"page": 1})
+    fast = Chunk.of_span("doc", 2, 5, 9, "text", 3, {"page": 1})
+    assert fast == built and type(fast) is Chunk
+    assert set(vars(fast)) == {f.name for f in dataclasses.fields(Chunk)}  # every field, none more
+    counted = Chunk("doc", 2, 5, 9, "text", None, {"page": 1}, [0.5], 1).with_token_count(7)
+    assert counted == Chunk("doc", 2, 5, 9, "text", 7, {"page": 1}, [0.5], 1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.start = 0

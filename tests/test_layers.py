@@ -192,7 +192,7 @@ def test_beam_is_imported_only_by_the_beam_layer():
 
 
 def test_chunks_are_built_in_one_place():
-    """Only :func:`make_chunk` and :func:`make_chunks` call ``Chunk(...)`` (and the rebuilding of
+    """Only :func:`make_chunk` and :func:`make_chunks` call ``Chunk(...)`` or ``Chunk.of_span`` (and the rebuilding of
     stored chunks); the rest call them."""
 
     class Calls(ast.NodeVisitor):
@@ -206,7 +206,9 @@ def test_chunks_are_built_in_one_place():
             self.where.pop()
 
         def visit_Call(self, node: ast.Call) -> None:
-            if isinstance(node.func, ast.Name) and node.func.id == "Chunk":
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id == "Chunk" or isinstance(func, ast.Attribute)
+                    and func.attr == "of_span" and isinstance(func.value, ast.Name) and func.value.id == "Chunk"):
                 self.found.add(".".join(self.where))
             self.generic_visit(node)
 

@@ -116,7 +116,7 @@ def make_chunks(doc: ParsedDocument, spans: Iterable[Span], metadata: Mapping[st
         index: Position of the first chunk in the document. Default 0.
     """
     text, doc_id = doc.text, doc.id
-    return [Chunk(doc_id, k, s, e, text[s:e], n, metadata) for k, (s, e, n) in enumerate(spans, index)]
+    return [Chunk.of_span(doc_id, k, s, e, text[s:e], n, metadata) for k, (s, e, n) in enumerate(spans, index)]
 
 
 @dataclass(frozen=True)
@@ -270,10 +270,18 @@ class SectionChunker(Chunker):
 
     def sized_spans(self, text: str, start: int, end: int) -> Tuple[List[Span], Set[int]]:
         """The section's spans after the minimum-size pass, and the indices still undersized."""
-        spans = list(self.section_spans(text, start, end))
+        spans = self.section_spans(text, start, end)
+        if not isinstance(spans, list):
+            spans = list(spans)
         minimum = self.minimum_size()
-        # Fast path, the common case: nothing to join (no extra lookups per chunk).
-        if not minimum or all((e - s if n is None else n) >= minimum for s, e, n in spans):
+        if not minimum:
+            return spans, set()
+        # Fast path, the common case: nothing to join (a plain loop: a generator costs more
+        # than the whole check on a small document).
+        for s, e, n in spans:
+            if (e - s if n is None else n) < minimum:
+                break
+        else:
             return spans, set()
         known = {(s, e): n for s, e, n in spans}
 

@@ -87,14 +87,15 @@ class RecursiveChunker(SectionChunker):
         # The first chunk of a section gets no overlap, so it may use the full ceiling.
         size, later = self.max_chunk_size, self.max_chunk_size - self.overlap
         search = NONSPACE.search
+        e = trim_end(text, s, e)  # once, so that "the rest fits" is one comparison per chunk
         while True:
             m = search(text, s, e)
             if m is None:
                 return
             s = m.start()
             limit = s + (later if out else size)
-            if limit >= e or search(text, limit, e) is None:  # the rest fits
-                out.append((s, trim_end(text, s, e)))
+            if limit >= e:  # the rest fits
+                out.append((s, e))
                 return
             if not n_sep:
                 cut = safe_cut(text, limit, s)
