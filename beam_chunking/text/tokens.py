@@ -72,6 +72,25 @@ def _tables(enc) -> Tuple[np.ndarray, np.ndarray]:
         return t
 
 
+#: Code points that are letters (``\\p{L}``) in every Unicode version since their block was
+#: added: ASCII letters, CJK ideographs (URO as of 1.1, Extension A), hiragana and katakana
+#: letters, Hangul syllables. Inclusive ranges.
+_LETTER_RANGES = ((0x41, 0x5A), (0x61, 0x7A), (0x3041, 0x3094), (0x30A1, 0x30FA), (0x3400, 0x4DB5),
+                  (0x4E00, 0x9FA5), (0xAC00, 0xD7A3))
+#: Code points that are never letters: ASCII other than letters, general punctuation, CJK
+#: punctuation and brackets, full-width and half-width punctuation. Inclusive ranges.
+_NON_LETTER_RANGES = ((0x00, 0x40), (0x5B, 0x60), (0x7B, 0x7F), (0x2010, 0x2027), (0x2030, 0x205E),
+                      (0x3000, 0x3004), (0x3008, 0x3011), (0x3014, 0x301F), (0xFF01, 0xFF0F),
+                      (0xFF1A, 0xFF20), (0xFF3B, 0xFF40), (0xFF5B, 0xFF65))
+
+
+def _in_ranges(cp: np.ndarray, ranges) -> np.ndarray:
+    out = np.zeros(len(cp), dtype=bool)
+    for lo, hi in ranges:
+        out |= (cp >= lo) & (cp <= hi)
+    return out
+
+
 class TokenIndex:
     """``text[start:end]`` encoded once, with token-boundary to character-offset maps.
 
@@ -115,7 +134,31 @@ class TokenIndex:
         self.clean = self.good & ((prev & _ENDS_WS) == 0)
         self.soft = ((nxt & _SOFT) != 0) & char_ok
         self.char_ok = char_ok
+        self.start, self.end = start, end
         self._clean_idx = None  # built on the first count(): most windows never need it
+        self._index_of: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+
+    def _letter_ends(self, text: str) -> np.ndarray:
+        """Per boundary: it sits between a letter and a character that is not one.
+
+        tiktoken's pre-tokenizer takes a run of letters in one piece (``\\p{L}++``, which
+        stops at the first non-letter), and no piece holds a letter followed by a
+        non-letter, so such a boundary begins a piece in every string that holds the two
+        characters: CJK text has one before each ``。`` and ``、``, where it has no
+        space-and-letter token for :meth:`count` to rely on. Only characters whose class
+        has not changed since early Unicode versions count (see :data:`_LETTER_RANGES`), so
+        the answer never depends on which Unicode tables tiktoken was built with.
+        """
+        piece = text[self.start:self.end]
+        if piece.isascii():
+            cp = np.frombuffer(piece.encode("ascii"), dtype=np.uint8).astype(np.uint32)
+        else:
+            cp = np.frombuffer(piece.encode("utf-32-le"), dtype=np.uint32)
+        letter = _in_ranges(cp, _LETTER_RANGES)
+        other = _in_ranges(cp, _NON_LETTER_RANGES)
+        at = np.zeros(len(cp) + 1, dtype=bool)
+        at[1:-1] = letter[:-1] & other[1:]
+        return at[self.coff - self.start] & self.char_ok
 
     def count(self, text: str, cs: int, ce: int) -> int:
         """Tokens of ``text[cs:ce]`` encoded on its own, with at most two short encodes.
@@ -132,8 +175,9 @@ class TokenIndex:
             ce: One past its last character.
         """
         if self._clean_idx is None:
-            self._clean_idx = np.flatnonzero(self.clean)
-            self._good_idx = np.flatnonzero(self.good)
+            ends = self._letter_ends(text)
+            self._clean_idx = np.flatnonzero(self.clean | ends)
+            self._good_idx = np.flatnonzero(self.good | ends)
             self._good_coff = self.coff[self._good_idx]
         a = int(np.searchsorted(self._clean_idx, np.searchsorted(self.coff, cs, side="left")))
         b = int(np.searchsorted(self._good_coff, ce - 1, side="left")) - 1
@@ -153,19 +197,33 @@ class TokenIndex:
         """True when a chunk ending at ``char`` ends exactly at piece boundary ``k``."""
         return int(self.coff[k]) == char and (k == self.n or bool(self.good[k]))
 
+    def _indices(self, mask: np.ndarray) -> np.ndarray:
+        # The boundaries where a mask holds, found once per mask: windows ask many times.
+        got = self._index_of.get(id(mask))
+        if got is None or got[0] is not mask:
+            got = (mask, np.flatnonzero(mask))
+            self._index_of[id(mask)] = got
+        return got[1]
+
     def last(self, mask: np.ndarray, lo: int, hi: int) -> int:
         """Largest boundary index in ``[lo, hi]`` where ``mask`` holds, or -1."""
         if hi < lo:
             return -1
-        hits = np.flatnonzero(mask[lo:hi + 1])
-        return int(hits[-1]) + lo if len(hits) else -1
+        idx = self._indices(mask)
+        if not len(idx):
+            return -1
+        k = int(idx.searchsorted(hi, side="right")) - 1
+        return int(idx[k]) if k >= 0 and idx[k] >= lo else -1
 
     def first(self, mask: np.ndarray, lo: int, hi: int) -> int:
         """Smallest boundary index in ``[lo, hi]`` where ``mask`` holds, or -1."""
         if hi < lo:
             return -1
-        hits = np.flatnonzero(mask[lo:hi + 1])
-        return int(hits[0]) + lo if len(hits) else -1
+        idx = self._indices(mask)
+        if not len(idx):
+            return -1
+        k = int(idx.searchsorted(lo, side="left"))
+        return int(idx[k]) if k < len(idx) and idx[k] <= hi else -1
 
 
 def token_windows(enc, text: str, start: int, end: int, window: int, overlap: int,

@@ -97,6 +97,39 @@ def test_encoded_count_equals_own_tokenization(text, data):
         assert tk.count(text, cs, ce) == tokens(text[cs:ce]), (cs, ce)
 
 
+# Letters and non-letters on both sides of every range the letter-end boundaries use, and the
+# characters next to them that the ranges leave out on purpose (marks, the prolonged sound
+# mark, iteration marks, full-width letters and digits, a letter-like number).
+CJK_ALPHABET = ("日本語中文한국어ひらがなカタカナーゝ々〆〇、。，．・「」『』（）！？：；〜…—"
+                "\u3099\u309a\u0301ＡＢａｂ１２Ⅻ①abcXYZ019 .,;:'!?-_()[]\n\r\t\u00a0\u3000"
+                "\u4e00\u9fa5\u9fa6\u9fff\u3400\u4db5\u4db6\uac00\ud7a3\ud7a4\u3041\u3094\u3095\u30a1\u30fa\u30fb"
+                "\U00020000\U0001F600")
+
+
+@given(st.text(alphabet=CJK_ALPHABET, min_size=1, max_size=200), st.data())
+def test_encoded_count_equals_own_tokenization_on_cjk_and_punctuation(text, data):
+    """Counts that cut at letter ends (before 。 and 、) stay exact."""
+    from beam_chunking.text.tokens import TokenIndex
+
+    tk = TokenIndex(CL100K.tiktoken_encoding, text, 0, len(text))
+    for _ in range(8):
+        cs = data.draw(st.integers(0, len(text) - 1))
+        ce = data.draw(st.integers(cs + 1, len(text)))
+        assert tk.count(text, cs, ce) == tokens(text[cs:ce]), (cs, ce)
+
+
+def test_encoded_count_on_real_cjk_text():
+    from beam_chunking.text.tokens import TokenIndex
+
+    text = ("日本語の文章は、句読点で区切られる。東京は日本の首都であり、人口は多い。"
+            "中文的句子也用标点符号分开。北京是中国的首都，历史悠久。"
+            "한국어 문장은 띄어쓰기를 사용한다. 서울은 한국의 수도이다.\n") * 20
+    tk = TokenIndex(CL100K.tiktoken_encoding, text, 0, len(text))
+    for cs in range(0, len(text) - 300, 13):
+        for ce in (cs + 1, cs + 37, cs + 299):
+            assert tk.count(text, cs, ce) == tokens(text[cs:ce])
+
+
 def test_encoded_count_on_real_prose():
     from beam_chunking.text.tokens import TokenIndex
 
