@@ -29,7 +29,7 @@ LAYERS: Tuple[Tuple[str, ...], ...] = (
     ("errors", "types", "ids"),  # values and errors: import nothing of ours
     ("text",),  # the text toolkit: spans, sentences, headings, packing, tokens
     ("sizing",),  # sizers; counts spans with text.tokens
-    ("schema",),  # the Parquet schemas
+    ("schema", "rowcheck"),  # the Parquet schemas; checking rows against them
     ("parsers", "embeddings", "llm"),  # llm: the chat-model client and its cache
     ("strategies",),
     ("refiners", "domains"),

@@ -49,7 +49,8 @@ from beam_chunking.ids import document_id
 from beam_chunking.parsers import PARSERS, closest_content_type
 from beam_chunking.pipelines.spec import failures_allowed, parse_spec
 from beam_chunking.pipelines.summary import summarize
-from beam_chunking.schema import CHUNKS_SCHEMA, chunk_batch, chunk_rows
+from beam_chunking.rowcheck import check_rows
+from beam_chunking.schema import CHUNKS_SCHEMA, chunk_rows
 from beam_chunking.strategies import ParentChildChunker, Router
 from beam_chunking.transforms import ChunkDocuments, ChunkedDocument, EmbedChunks, Failure, ParseDocuments
 from beam_chunking.transforms import ReadDocuments
@@ -139,8 +140,7 @@ class _ChunkRowsFn(FusedFn):
                 try:
                     rows = chunk_rows(list(item.chunks), strategy=item.strategy, content_type=item.content_type,
                                       fingerprint=item.strategy_fingerprint, uri=item.uri)
-                    if rows:
-                        chunk_batch(rows)  # the writer's check: a value that does not fit its column
+                    check_rows(rows, CHUNKS_SCHEMA)  # the writer's check: a value that does not fit its column
                 except ChunkingError as exc:
                     item = failure_from(item, exc, Stage.VALIDATE)
                 else:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 import zlib
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple, Optional, Union
 
 import apache_beam as beam
 import pyarrow as pa
@@ -38,13 +38,14 @@ class ShardRef(NamedTuple):
 
 
 class Rows(NamedTuple):
-    """What one document adds to the tables: its chunk rows (or ``None``), its document row,
+    """What one document adds to the tables: its chunk rows (a record batch, or a small
+    document's rows already checked against the schema, or ``None``), its document row,
     its parent rows (``parent_child``; ``None`` for other strategies) and its changes-table
     row (``None`` where the changes are written apart, as in an incremental run)."""
 
-    batch: Optional[pa.RecordBatch]
+    batch: Union[pa.RecordBatch, List[dict], None]
     document: dict
-    parents: Optional[pa.RecordBatch] = None
+    parents: Union[pa.RecordBatch, List[dict], None] = None
     change: Optional[dict] = None
 
 
@@ -79,6 +80,10 @@ class _Buffer:
             self.dicts.append(element)
             self.rows += 1
             self.nbytes += 512  # a documents-table row: small, and its size is not worth computing
+        elif isinstance(element, list):  # checked chunk rows of a small document
+            self.dicts.extend(element)
+            self.rows += len(element)
+            self.nbytes += sum(len(r["text"]) for r in element) + 512 * len(element)
         else:
             self.batches.append(element)
             self.rows += element.num_rows

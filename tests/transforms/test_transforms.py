@@ -86,11 +86,19 @@ def test_write_chunk_table_rows_and_failures(tmp_path):
     bad_meta = ChunkedDocument(DocumentHeader("d2", "d2.txt", "text/plain", 5, "s"), 1, (Chunk("d2", 0, 0, 5, "hello", 1, {"x": {}}),),
                                "recursive", "f" * 12)
     failed = Failure(DocumentHeader("d3", "d3.pdf"), Stage.PARSE, "UnsupportedContentType", "no parser")
+    # Text no UTF-8 can hold, in a small document (rows checked in Python) and a large one
+    # (rows converted at once): each fails alone.
+    surrogate = ChunkedDocument(DocumentHeader("d4", "d4.txt", "text/plain", 5, "s"), 1,
+                                (Chunk("d4", 0, 0, 5, "he\ud800lo", 1, {}),), "recursive", "f" * 12)
+    many = tuple(Chunk("d5", k, k, k + 1, "x" if k < 39 else "\udfff", 1, {}) for k in range(40))
+    large = ChunkedDocument(DocumentHeader("d5", "d5.txt", "text/plain", 40, "s"), 1, many, "recursive", "f" * 12)
     with pipeline() as p:
-        p | beam.Create([good, bad_meta, failed]) | WriteChunkTable(str(tmp_path / "out"))
+        p | beam.Create([good, bad_meta, failed, surrogate, large]) | WriteChunkTable(str(tmp_path / "out"))
     docs = {r["document_id"]: r for r in pq.read_table(str(tmp_path / "out" / "documents")).to_pylist()}
     assert docs["d1"]["status"] == "ok" and docs["d1"]["chunk_count"] == 1
     assert docs["d2"]["status"] == "failed" and docs["d2"]["stage"] == "validate"
+    for bad in ("d4", "d5"):
+        assert docs[bad]["status"] == "failed" and docs[bad]["stage"] == "validate", docs[bad]
     assert docs["d3"]["status"] == "failed" and docs["d3"]["error_type"] == "UnsupportedContentType"
     chunks = pq.read_table(str(tmp_path / "out" / "chunks")).to_pylist()
     assert [c["chunk_id"] for c in chunks] == ["d1:0000000000"]
