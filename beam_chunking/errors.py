@@ -73,6 +73,11 @@ class NotARegularFile(ChunkingError):
     FIFO would wait forever for a writer)."""
 
 
+class SkippedInput(ChunkingError):
+    """A matched input that is not read: a symbolic link that points outside the input roots,
+    dangles, loops or leads to a folder, or a folder that cannot be listed."""
+
+
 class LLMError(ChunkingError):
     """A chat-model request failed after its retries, or was refused (a 4xx other than 429)."""
 

@@ -25,9 +25,10 @@ class ParseLimits:
             (DOCX, PPTX, XLSX) or of an Outlook message's bodies and attachments, in bytes.
             Default 512 MiB. (A ``.gz`` input is inflated when it is read, capped by
             ``ReadDocuments(max_bytes=...)``, default 256 MiB, not by this limit.)
-        max_compression_ratio: Largest uncompressed/compressed ratio of a zip container, as a
-            whole and per member over 1 MiB. Default 200 (real Office files stay under 50;
-            zip bombs reach thousands).
+        max_compression_ratio: Largest uncompressed/compressed ratio of a zip container as a
+            whole (once it inflates past 1 MiB) and of each member: the members over it may
+            inflate to 1 MiB in all. Default 200 (real Office files stay under 50; zip bombs
+            reach thousands).
         max_zip_members: Most members a zip container may hold. Default 10,000.
         max_pages: Most PDF pages or presentation slides. Default 5,000.
         max_rows: Most data rows over all sheets of a CSV, TSV or XLSX. Default 1,000,000.

@@ -19,6 +19,7 @@ from beam_chunking.pipelines.spec import content_type_items, option_items, optio
 from beam_chunking.config import JobConfig
 from beam_chunking.transforms import ChunkFiles
 from beam_chunking.transforms.lease import release_held
+from beam_chunking.transforms.write import abandon
 from beam_chunking.pipelines.summary import RunSummary, summarize
 
 #: The runner used when none is given: in-process, no download (the DirectRunner's first
@@ -197,6 +198,11 @@ def run(argv: Optional[List[str]] = None, *, wait: bool = True, show_progress: b
                 release(result)
         else:
             _run_watched(pipeline, options, spec)
+    except Exception:
+        # Its files would take space (a full disk fails the next run too) and are never
+        # published: remove them, unless the commit had switched the manifest to them.
+        abandon(spec.output)
+        raise
     finally:
         if not launched:  # the commit released it; after a failure, free the output at once
             release_held(spec.output)

@@ -12,13 +12,22 @@ The steps, each safe to repeat (the runner may retry the commit):
 4. Only then are the previous run's files deleted, with the folders (and temporary
    manifests) of runs that started before this one and never committed (crashed runs), the
    files of this run's own failed or duplicated bundle attempts, and the old layout's shards.
-   Nothing else under the output is touched.
+   Nothing else under the output is touched: a file of the user's under ``OUTPUT/chunks/``
+   stays, and so does a folder there unless its name is a run id.
+
+Two more clean-ups keep a failed run from failing the next one (a full disk, say):
+:func:`sweep`, when a run has taken the lease and before it writes, removes the folders of
+earlier runs that the manifest does not name; :func:`discard`, when a run fails, removes its
+own folders unless its commit had switched the manifest to it. On object stores every
+clean-up lists the objects under a folder (a ``**`` match: ``*`` does not cross ``/``) and
+deletes them one by one.
 """
 from __future__ import annotations
 
 import glob
 import logging
 import os
+import posixpath
 import re
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -76,25 +85,37 @@ def _list(pattern: str) -> List[str]:
         return []
 
 
+def _remote(output: str) -> bool:
+    return FileSystems.get_scheme(output) is not None
+
+
 def _stale_runs(output: str, table: str, run_id: str) -> List[str]:
-    """Run folders of ``table`` that started before ``run_id`` (their ids sort lower)."""
+    """Run folders of ``table`` that started before ``run_id`` (their ids sort lower); only
+    folders named exactly like a run id, so a user's ``chunks/run-notes/`` is never one."""
     base = f"{output}/{table}"
-    if FileSystems.get_scheme(output) is None:
+    if not _remote(output):
         names = [n for n in os.listdir(base) if os.path.isdir(os.path.join(base, n))] if os.path.isdir(base) else []
     else:
-        prefix = f"{base}/{RUN_PREFIX}"
-        names = {p[len(base) + 1:].split("/", 1)[0] for p in _list(prefix + "*")}
-    return [f"{base}/{n}" for n in sorted(names) if n.startswith(RUN_PREFIX) and n < run_id]
+        names = {p[len(base) + 1:].split("/", 1)[0] for p in _list(f"{base}/{RUN_PREFIX}**")}
+    return [f"{base}/{n}" for n in sorted(names) if _RUN_ID.fullmatch(n) and n < run_id]
+
+
+def _expanded(output: str, folders: Iterable[str]) -> List[str]:
+    """What to delete to remove ``folders``: the folders themselves on a local disk, every
+    object under them on an object store (Beam deletes only a folder's direct children)."""
+    if not _remote(output):
+        return [f for f in folders if os.path.isdir(f)]
+    return [p for f in folders for p in _list(f.rstrip("/") + "/**")]
 
 
 def _legacy(output: str) -> List[str]:
     """Shards and staging folders of the old layout, which had no run folders."""
     found = [p for table in TABLES for p in _list(f"{output}/{table}/part-*.parquet")
              if _LEGACY_SHARD.search(basename(p)) and basename(os.path.dirname(p)) == table]
-    if FileSystems.get_scheme(output) is None:
+    if not _remote(output):
         found += glob.glob(os.path.join(output, ".staging-*"))
     else:
-        found += _list(f"{output}/.staging-*")
+        found += _list(f"{output}/.staging-**")  # the staged files lay two levels down
     return found
 
 
@@ -117,18 +138,61 @@ def _delete(paths: Iterable[str]) -> None:
 
 
 def _garbage(output: str, run_id: str, previous: Optional[dict], committed: List[str]) -> List[str]:
-    remote = FileSystems.get_scheme(output) is not None
     # Files of this run that no succeeded bundle reported: attempts that failed or were
     # duplicated, left behind by their workers.
     keep = set(committed)
     garbage = [p for table in TABLES for p in _list(run_folder(output, table, run_id) + "/*") if p not in keep]
     folders = [folder for table in TABLES for folder in _stale_runs(output, table, run_id)]
-    garbage += [folder + "/" if remote else folder for folder in folders]
+    garbage += _expanded(output, folders)
     if previous is not None and manifest_run(previous) != run_id:
         for files in previous["tables"].values():
             garbage += [path for path in (join(output, p) for p in files)
                         if f"/{run_id}/" not in path and not any(path.startswith(f + "/") for f in folders)]
     return garbage + _legacy(output) + _stale_temporaries(output, run_id)
+
+
+def _named_folders(output: str, manifest: Optional[dict]) -> set:
+    return {posixpath.dirname(join(output, p)) for files in (manifest or {}).get("tables", {}).values()
+            for p in files}
+
+
+def sweep(output: str, run_id: str) -> int:
+    """Before run ``run_id`` writes (it holds the lease): remove the folders of runs that
+    started before it and that the manifest does not name (runs that failed or were killed),
+    and their temporary files, so that their bytes do not take the space this run needs.
+
+    Returns:
+        How many files or folders were removed (0 when nothing was left behind).
+    """
+    try:
+        manifest = read_manifest(output)
+    except ValueError:  # a damaged manifest: leave everything for the commit to judge
+        return 0
+    named = _named_folders(output, manifest)
+    folders = [f for table in TABLES for f in _stale_runs(output, table, run_id) if f not in named]
+    garbage = _expanded(output, folders) + _stale_temporaries(output, run_id)
+    _delete(garbage)
+    return len(set(garbage))
+
+
+def discard(output: str, run_id: str) -> int:
+    """Remove the files of run ``run_id``, which failed, unless its commit switched the
+    manifest to it (then they are the output). The lease is left alone.
+
+    Returns:
+        How many files or folders were removed.
+    """
+    try:
+        manifest = read_manifest(output)
+    except ValueError:
+        manifest = None
+    if manifest_run(manifest) == run_id:
+        return 0
+    named = _named_folders(output, manifest)  # an old-layout manifest may name odd places
+    folders = [f for f in (run_folder(output, table, run_id) for table in TABLES) if f not in named]
+    garbage = _expanded(output, folders) + _list(f"{output}/{MANIFEST}.{run_id}.tmp")
+    _delete(garbage)
+    return len(set(garbage))
 
 
 def commit(output: str, run_id: str, refs: Iterable[ShardRef], schemas: Dict[str, pa.Schema], codec: str,

@@ -64,6 +64,20 @@ class _ShardWriter:
         self._writer.close()
         self._file.close()
 
+    def abort(self) -> None:
+        """After a failure: close the handles without finishing the file, then remove it
+        (best effort). A removed file's bytes stay on disk until its last handle closes,
+        so a failed bundle's open files would keep taking the space (a full disk stays full)."""
+        for close in (self._writer.close, self._file.close):
+            try:
+                close()
+            except Exception:  # the disk that failed the write fails the footer too
+                pass
+        try:
+            FileSystems.delete([self.path])
+        except Exception:  # never created, or already gone: the run's discard or the next sweep removes it
+            pass
+
 
 class _Buffer:
     """Rows (record batches or dicts) waiting for the next row group."""
@@ -128,12 +142,32 @@ class _TableFiles:
             self.writers[table].write(buffer.take())
 
     def close(self) -> None:
-        for table, writer in self.writers.items():
-            rest = self.buffers[table].take()
-            if rest is not None:
-                writer.write(rest)
-            writer.close()
+        """Write what is buffered and close every file; after a failure, abort them all."""
+        try:
+            for table, writer in self.writers.items():
+                rest = self.buffers[table].take()
+                if rest is not None:
+                    writer.write(rest)
+                writer.close()
+        except BaseException:
+            self.abort()
+            raise
         self.writers = {}
+
+    def abort(self) -> None:
+        """Close and remove every file (a failed bundle's files are never published)."""
+        for writer in self.writers.values():
+            writer.abort()
+        self.writers = {}
+        self.buffers = {table: _Buffer(schema) for table, schema in self.schemas.items()}
+
+    def added(self, element: "Rows") -> List[ShardRef]:
+        """:func:`_documents_and_chunks` for one element, the files aborted if it fails."""
+        try:
+            return list(_documents_and_chunks(self, element))
+        except BaseException:
+            self.abort()
+            raise
 
 
 def _documents_and_chunks(files: _TableFiles, element: Rows):
@@ -156,10 +190,15 @@ class WriteBundleShardsFn(beam.DoFn):
         self._files = _TableFiles(self.folders, self.schemas, self.codec, None)
 
     def process(self, element: Rows):
-        yield from _documents_and_chunks(self._files, element)
+        yield from self._files.added(element)
 
     def finish_bundle(self):
         self._files.close()
+
+    def teardown(self):
+        files = getattr(self, "_files", None)
+        if files is not None:  # a bundle that failed in another step of the fused stage
+            files.abort()
 
 
 class WriteKeyedShardsFn(beam.DoFn):
@@ -173,7 +212,7 @@ class WriteKeyedShardsFn(beam.DoFn):
         files = _TableFiles(self.folders, self.schemas, self.codec, shard)
         refs = []
         for element in elements:
-            refs.extend(_documents_and_chunks(files, element))
+            refs.extend(files.added(element))
         files.close()  # refs leave only once the files are complete
         yield from refs
 

@@ -362,7 +362,7 @@ def compare(files, before, read: ReadDocuments, strategy: Chunker, same_options:
     rows = (before
             | "DocumentsFiles" >> beam.FlatMap(lambda item: [item[1]] if item[0] == "documents" else [])
             | "ReadPrevious" >> beam.ParDo(_ReadPreviousFn()))
-    reader = _ReadFn(read.max_bytes, read.metadata, read.content_types)
+    reader = read.reader()
     joined = (now, rows) | "FilesAndPrevious" >> beam.Flatten() | "ByDocument" >> beam.GroupByKey()
     return _with_outputs(joined, "Compare", _CompareFn(reader, strategy, same_options), (),
                          ("changes", "stale", "unchanged"), "documents")

@@ -333,6 +333,12 @@ def release(output: str, run_id: str) -> bool:
     return True
 
 
+def held_run(output: str) -> Optional[str]:
+    """The run whose lease on ``output`` this process took and has not released, or ``None``."""
+    lease = _HELD.get(output.rstrip("/") or "/")
+    return lease.run_id if lease is not None else None
+
+
 def release_held(output: str) -> bool:
     """Release the lease this process took on ``output``, if any (after a run ends or fails)."""
     lease = _HELD.get(output.rstrip("/") or "/")

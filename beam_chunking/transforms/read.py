@@ -22,7 +22,8 @@ from beam_chunking.parsers.compressed import gunzip, is_gzip
 from beam_chunking.parsers.detect import ContentTypes, content_type_pairs, detect_content_type, path_pattern
 from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
 from beam_chunking.transforms._common import NAMESPACE, StageFn
-from beam_chunking.transforms._files import check_regular_file
+from beam_chunking.transforms._files import check_regular_file, input_roots, is_glob
+from beam_chunking.transforms._listing import unlisted_metadata
 from beam_chunking.transforms.fused import OpenFn
 from beam_chunking.transforms._runners import reshuffle_is_noop
 from beam_chunking.transforms.records import Stage
@@ -53,10 +54,11 @@ def matched_files(patterns: Sequence[str], exclude: Sequence[str] = ()) -> List[
     path order). Patterns are normalised as :class:`ReadDocuments` does."""
     skip = [exclude_pattern(p) for p in exclude]
     found: Dict[str, Any] = {}
-    for result in FileSystems.match([normalize_uri(p) for p in patterns]):
-        for meta in result.metadata_list:
-            if not excluded(meta.path, skip):
-                found.setdefault(meta.path, meta)
+    patterns = [normalize_uri(p) for p in patterns]
+    listed = [meta for result in FileSystems.match(patterns) for meta in result.metadata_list]
+    for meta in listed + [meta for p in patterns for meta in unlisted_metadata(p)]:
+        if not excluded(meta.path, skip):
+            found.setdefault(meta.path, meta)
     return [found[path] for path in sorted(found)]
 
 
@@ -86,10 +88,12 @@ def partitions_for(files: List[Any], requested: Optional[int] = None) -> int:
 class _ReadFn(StageFn):
     stage = Stage.READ
 
-    def __init__(self, max_bytes: int, metadata: Dict[str, Any], content_types: ContentTypes = ()):
+    def __init__(self, max_bytes: int, metadata: Dict[str, Any], content_types: ContentTypes = (),
+                 roots: Tuple[str, ...] = ()):
         self.max_bytes = max_bytes
         self.metadata = metadata
         self.content_types = content_types
+        self.roots = roots
         self.documents = beam.metrics.Metrics.counter(NAMESPACE, "documents")
         self.bytes = beam.metrics.Metrics.counter(NAMESPACE, "bytes")
 
@@ -102,12 +106,13 @@ class _ReadFn(StageFn):
         Raises:
             ValueError: the file is larger than ``max_bytes``.
             NotARegularFile: a FIFO, socket or device (never opened).
+            SkippedInput: a symbolic link not followed, or a folder that cannot be listed.
         """
         path = readable.metadata.path
         # The tables get a valid-text URI; the id and the open use the real name.
         uri = display_uri(path)
         self.documents.inc()
-        check_regular_file(path, uri)
+        check_regular_file(path, uri, self.roots)
         size = readable.metadata.size_in_bytes
         if size is not None and size > self.max_bytes:
             raise ValueError(f"{uri}: {size} bytes exceeds max_bytes={self.max_bytes}")
@@ -141,7 +146,10 @@ class ReadDocuments(beam.PTransform):
     Gzip files (by their magic bytes) are inflated, capped at ``max_bytes``, and typed by
     the name inside (``notes.md.gz`` is Markdown); the document keeps the ``.gz`` URI.
     Files that cannot be read become failures (stage ``read``) that flow on with the
-    documents; they are never dropped.
+    documents; they are never dropped. Local symbolic links are followed only to regular
+    files inside the input roots; every link not followed (outside the roots, dangling,
+    looping, to a folder) and every folder that cannot be listed is a failure too (see
+    :mod:`beam_chunking.transforms._files`).
 
     Args:
         patterns: One glob or several understood by Beam's filesystems (``docs/**/*.md``,
@@ -173,6 +181,7 @@ class ReadDocuments(beam.PTransform):
         self.metadata = dict(metadata or {})
         self.allow_empty = allow_empty
         self.content_types = content_type_pairs(check_content_types(content_types))
+        self.roots = input_roots(self.patterns)
 
     def files(self, pbegin, spread: bool = True):
         """The matched files' metadata, redistributed over the workers (with ``spread``,
@@ -184,8 +193,15 @@ class ReadDocuments(beam.PTransform):
             pbegin
             | "Patterns" >> beam.Create(self.patterns, reshuffle=False)
             | "MatchFiles" >> fileio.MatchAll(empty_match_treatment=empty)
-            | "Exclude" >> beam.Filter(lambda meta, exclude: not excluded(meta.path, exclude), self.exclude)
         )
+        local = [p for p in self.patterns if FileSystems.get_scheme(p) is None and is_glob(p)]
+        if local:  # what Beam's listing drops (broken links, unreadable folders) gets a row too
+            unlisted = (pbegin
+                        | "LocalPatterns" >> beam.Create(local, reshuffle=False)
+                        | "Unlisted" >> beam.FlatMap(unlisted_metadata))
+            matched = (matched, unlisted) | "MatchedAndUnlisted" >> beam.Flatten()
+        matched = matched | "Exclude" >> beam.Filter(lambda meta, exclude: not excluded(meta.path, exclude),
+                                                     self.exclude)
         if not spread:
             return matched
         return (
@@ -200,12 +216,16 @@ class ReadDocuments(beam.PTransform):
 
     def fns(self) -> List[beam.DoFn]:
         """The DoFns from file metadata to :class:`Document` (for a fused stage)."""
-        return [OpenFn(), _ReadFn(self.max_bytes, self.metadata, self.content_types)]
+        return [OpenFn(), self.reader()]
+
+    def reader(self) -> "_ReadFn":
+        """The DoFn that reads one matched file into a :class:`Document` (or a failure)."""
+        return _ReadFn(self.max_bytes, self.metadata, self.content_types, self.roots)
 
     def expand(self, pbegin):
         files = self.files(pbegin)
         files = files | "ReadMatches" >> fileio.ReadMatches(skip_directories=True)
-        return files | "ReadDocument" >> beam.ParDo(_ReadFn(self.max_bytes, self.metadata, self.content_types))
+        return files | "ReadDocument" >> beam.ParDo(self.reader())
 
     def _partitioned_at_build(self, pbegin):
         files = matched_files(self.patterns, self.exclude)

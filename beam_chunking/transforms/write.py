@@ -10,6 +10,7 @@ published; a run that fails before the switch leaves the previous output as it w
 """
 from __future__ import annotations
 
+import logging
 import os
 from typing import Dict, List, Mapping, NamedTuple, Optional
 
@@ -20,15 +21,16 @@ from beam_chunking.errors import ConfigError, OutputExistsError
 from beam_chunking.schema import (COMPRESSIONS, CHANGES_SCHEMA, CHUNKS_SCHEMA, DOCUMENTS_SCHEMA, change_row,
                                   chunk_batch, chunk_rows, document_row)
 from beam_chunking.rowcheck import check_rows
-from beam_chunking.transforms._commit import commit
+from beam_chunking.transforms._commit import commit, discard, sweep
 from beam_chunking.transforms._common import StageFn
 from beam_chunking.transforms.fused import MapFn
 from beam_chunking.transforms._shards import Rows, ShardRef, WriteBundleShardsFn, WriteShards
-from beam_chunking.transforms.lease import LEASE, acquire, takes_lease
+from beam_chunking.transforms.lease import LEASE, acquire, held_run, release_held, takes_lease
 from beam_chunking.transforms.manifest import TABLES, basename, new_run_id, run_folder
 from beam_chunking.transforms.progress import PROGRESS
 from beam_chunking.transforms.records import ChunkedDocument, Failure, Stage
 
+_LOG = logging.getLogger(__name__)
 #: Parents (of ``parent_child``) have the chunks table's columns; children join them on
 #: ``parents.chunk_id = chunks.parent_id``.
 SCHEMAS = {"chunks": CHUNKS_SCHEMA, "documents": DOCUMENTS_SCHEMA, "parents": CHUNKS_SCHEMA,
@@ -89,21 +91,41 @@ def _as_new(element: Rows) -> Rows:
     return element._replace(change=change_row(element.document["document_id"], element.document["uri"], "new"))
 
 
-def existing_files(output: str) -> List[str]:
-    """Every file under ``output``, at any depth (the first few hundred on object stores),
-    except the lease and the temporary files of runs racing for it: they are not output."""
+def existing_files(output: str, limit: int = 500) -> List[str]:
+    """Files under ``output``, at any depth (the first ``limit`` or so), except the lease and
+    the temporary files of runs racing for it: they are not output."""
     if FileSystems.get_scheme(output) is None:
         found = []
         for folder, _, names in os.walk(output):
-            found += [os.path.join(folder, n) for n in names]
-            if len(found) > 500:
+            found += [os.path.join(folder, n) for n in names if not n.startswith(LEASE)]
+            if len(found) > limit:
                 break
     else:
-        try:  # object stores match '*' across '/', so this lists the whole prefix
-            found = [m.path for m in FileSystems.match([f"{output}/*"], limits=[500])[0].metadata_list]
+        try:  # '**' crosses '/' ('*' does not), so this lists the whole prefix
+            found = [m.path for m in FileSystems.match([f"{output}/**"], limits=[limit + 5])[0].metadata_list
+                     if not basename(m.path).startswith(LEASE)]
         except Exception:  # a missing prefix matches nothing
             found = []
-    return sorted(p for p in found if not basename(p).startswith(LEASE))
+    return sorted(found)
+
+
+def abandon(output: str) -> bool:
+    """After a run launched by this process failed: remove the files it wrote (unless its
+    commit had switched the manifest to it) and release its lease on ``output``.
+
+    Returns:
+        Whether this process held a run's lease on ``output``.
+    """
+    output = output.rstrip("/") or "/"
+    run_id = held_run(output)
+    if run_id is None:
+        return False
+    try:
+        discard(output, run_id)
+    except Exception as exc:  # never hide the failure being handled; the next run's sweep removes them
+        _LOG.warning("could not remove the files of failed run %s under %s: %s", run_id, output, exc)
+    release_held(output)
+    return True
 
 
 class _CommitFn(beam.DoFn):
@@ -168,8 +190,9 @@ class WriteChunkTable(beam.PTransform):
         self.manifest_fields = dict(manifest_fields or {})
 
     def plan(self, lease: bool = True) -> "WritePlan":
-        """Choose this run's id and folders, take the output's lease and check the folder
-        (once per pipeline).
+        """Choose this run's id and folders, take the output's lease, check the folder and
+        remove what failed or killed runs left there (once per pipeline; see
+        :func:`~beam_chunking.transforms._commit.sweep`).
 
         Args:
             lease: Take the lease (:mod:`~beam_chunking.transforms.lease`). Default ``True``;
@@ -192,6 +215,9 @@ class WriteChunkTable(beam.PTransform):
                     f"output folder {self.output} is not empty ({len(found)} files, e.g. {found[0]}); "
                     "pass overwrite=True (--overwrite) to replace it"
                 )
+        if held is not None:
+            # What failed or killed runs left would otherwise take the space this run needs.
+            sweep(self.output, run_id)
         return WritePlan(run_id, {table: run_folder(self.output, table, run_id) for table in TABLES}, lease)
 
     def row_fns(self, changes: bool = True) -> List[beam.DoFn]:

@@ -77,3 +77,48 @@ def test_gs_input_and_output_end_to_end(gcs):
     assert main(["run", "--input", f"{gcs}/in/*", "--output", out, "--incremental"]) == 0
     assert read_table(out, "changes").column("change").to_pylist() == ["unchanged"]
     assert sorted(read_table(out, "chunks").to_pylist(), key=lambda r: r["chunk_id"]) == chunks
+
+
+CRASHED = "run-20000101T000000000Z-0badc0de"  # a run killed long ago: its id sorts first
+
+
+def _put(paths, data=b"x"):
+    for path in paths:
+        with FileSystems.create(path) as f:
+            f.write(data)
+
+
+def test_gs_leftovers_are_removed_and_the_users_objects_stay(gcs):
+    _upload(f"{gcs}/in-left", ["release-notes.txt"])
+    out = f"{gcs}/left"
+    mine = [f"{out}/a/b/c/d/deep.txt", f"{out}/chunks/user-notes.txt", f"{out}/documents/mine/deep/x.txt",
+            f"{out}/chunks/run-notes/x.txt"]
+    _put(mine[:1])
+    # The emptiness check sees an object four folders down.
+    assert main(["run", "--input", f"{gcs}/in-left/*", "--output", out]) == 2
+    _put(mine[1:])
+    # What killed runs left: a run's folders (600 objects in issue 16; 60 here) and the
+    # old layout's staging, whose files lay two levels down.
+    orphans = [f"{out}/{t}/{CRASHED}/part-{i}.parquet" for t in ("chunks", "documents") for i in range(30)]
+    orphans += [f"{out}/.staging-1a2b/chunks/part-0.parquet", f"{out}/.staging-1a2b/documents/part-0.parquet"]
+    _put(orphans)
+    for _ in range(2):
+        assert main(["run", "--input", f"{gcs}/in-left/*", "--output", out, "--overwrite"]) == 0
+        manifest = read_manifest(out)
+        committed = {f"{out}/{p}" for files in manifest["tables"].values() for p in files}
+        assert _objects(out) == sorted(committed | {f"{out}/_manifest.json", *mine})
+
+
+def test_gs_sweep_and_discard_list_every_object_under_a_run(gcs):
+    from beam_chunking.transforms._commit import discard, sweep
+    from beam_chunking.transforms.manifest import new_run_id
+
+    out = f"{gcs}/sweep"
+    crashed = [f"{out}/{t}/{CRASHED}/part-{i}.parquet" for t in ("chunks", "changes") for i in range(5)]
+    _put(crashed + [f"{out}/_manifest.json.{CRASHED}.tmp", f"{out}/chunks/run-notes/mine.txt"])
+    assert sweep(out, new_run_id()) == 11
+    assert _objects(out) == [f"{out}/chunks/run-notes/mine.txt"]
+    failed = new_run_id()
+    _put([f"{out}/documents/{failed}/part-a.parquet", f"{out}/_manifest.json.{failed}.tmp"])
+    assert discard(out, failed) == 2
+    assert _objects(out) == [f"{out}/chunks/run-notes/mine.txt"]

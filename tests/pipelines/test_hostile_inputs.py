@@ -62,3 +62,37 @@ def test_hostile_names_a_fifo_and_a_socket_each_get_a_row_and_the_job_goes_on(tm
     chunk_uris = set(read_table(out, "chunks").column("uri").to_pylist())
     assert f"{src}/bad%FF.txt" in chunk_uris and len(chunk_uris) == len(names)
     assert "pipe.txt" in capsys.readouterr().out  # the summary names the failed file
+
+
+@posix_only
+def test_symlinks_outside_the_root_dangling_or_looping_each_get_a_failed_row(tmp_path):
+    src, outside = tmp_path / "in", tmp_path / "outside"
+    (src / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.txt").write_text("a secret that lives outside the input folder")
+    (src / "good.txt").write_text("a good document with some words")
+    (src / "sub" / "deeper.txt").write_text("a document one folder down")
+    links = {"inside.txt": "good.txt", "outside.txt": str(outside / "secret.txt"), "dangling.txt": "missing.txt",
+             "loop.txt": "loop.txt", "alias": "sub", "escape": str(outside)}
+    for name, target in links.items():
+        os.symlink(target, src / name)
+    out = str(tmp_path / "out")
+    main(["run", "--input", f"{src}/**", "--output", out])
+    docs = {row["uri"][len(str(src)) + 1:]: row for row in read_table(out, "documents").to_pylist()}
+    assert read_manifest(out)["rows"]["documents"] == len(docs) == 8  # in = ok + empty + failed
+    assert {n: docs[n]["status"] for n in ("good.txt", "sub/deeper.txt", "inside.txt")} == dict.fromkeys(
+        ("good.txt", "sub/deeper.txt", "inside.txt"), "ok")  # a link inside the root is followed
+    failed = {n: (r["stage"], r["error_type"], r["error_message"]) for n, r in docs.items() if r["status"] == "failed"}
+    real = os.path.realpath(outside)
+    assert failed == {
+        "outside.txt": ("read", "SkippedInput", f"{src}/outside.txt: symbolic link points outside the input root "
+                                                f"(to {real}/secret.txt); not followed"),
+        "dangling.txt": ("read", "SkippedInput", f"{src}/dangling.txt: dangling symbolic link (to missing.txt, "
+                                                 "which does not exist); not followed"),
+        "loop.txt": ("read", "SkippedInput", f"{src}/loop.txt: symbolic link loop (to loop.txt); not followed"),
+        "alias": ("read", "SkippedInput", f"{src}/alias: symbolic link to a folder (to {os.path.realpath(src)}/sub); "
+                                          "folders are not followed through links"),
+        "escape": ("read", "SkippedInput", f"{src}/escape: symbolic link points outside the input root (to {real}); "
+                                           "not followed"),
+    }
+    assert not any("secret" in c for c in read_table(out, "chunks").column("text").to_pylist())

@@ -70,6 +70,21 @@ def test_rerun_with_fewer_documents_leaves_no_stale_chunks(tmp_path):
     assert [p.split("/")[:2] for p in committed] == [[t, manifest["run_id"]] for t in tables]
 
 
+def test_overwrite_removes_only_what_runs_wrote(tmp_path):
+    src, out = str(tmp_path / "src"), tmp_path / "out"
+    make_corpus(src, 3)
+    mine = ["chunks/README.md", "documents/notes/deep/keep.parquet", "chunks/run-2019-backup/old.parquet",
+            "notes.txt"]
+    for name in mine:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text("mine")
+    for _ in range(2):
+        assert main(["run", "--input", f"{src}/*", "--output", str(out), "--overwrite"]) == 0
+        committed = [p for files in read_manifest(str(out))["tables"].values() for p in files]
+        assert files_under(out) == sorted(["_manifest.json", *committed, *mine])
+    assert all((out / name).read_text() == "mine" for name in mine)
+
+
 def test_failed_run_keeps_previous_output(tmp_path):
     src, out = str(tmp_path / "src"), str(tmp_path / "out")
     make_corpus(src, 3)

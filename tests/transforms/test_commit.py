@@ -98,3 +98,66 @@ def test_fixed_shard_count_fills_missing_shards(tmp_path):
     with pytest.raises(RuntimeError, match="reported twice"):
         commit(out, new_run_id(), [ShardRef("documents", ref.path, 1), ShardRef("documents", ref.path + "x", 1)],
                SCHEMAS, "zstd", num_shards=4)
+
+
+def test_only_folders_named_exactly_like_run_ids_are_runs(tmp_path):
+    out = str(tmp_path)
+    mine = [tmp_path / "chunks" / "run-2020-old" / "notes.txt", tmp_path / "documents" / "run-notes" / "a.txt",
+            tmp_path / "chunks" / "deep" / "er" / "still-mine.parquet", tmp_path / "documents" / "part-a.parquet"]
+    for path in mine:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("mine")
+    for _ in range(2):  # the second commit removes the first run's files, and nothing of the user's
+        run_id = new_run_id()
+        commit(out, run_id, [document_file(out, run_id, ["a"])], SCHEMAS, "zstd")
+    assert all(p.read_text() == "mine" for p in mine)
+    assert files_under(out) == sorted([*(os.path.relpath(p, out) for p in mine), "_manifest.json",
+                                       *(p for files in read_manifest(out)["tables"].values() for p in files)])
+
+
+def test_sweep_removes_what_failed_runs_left_and_nothing_the_manifest_names(tmp_path):
+    from beam_chunking.transforms._commit import sweep
+
+    out = str(tmp_path)
+    committed = new_run_id()
+    commit(out, committed, [document_file(out, committed, ["a"])], SCHEMAS, "zstd")
+    kept = files_under(out)
+    crashed = new_run_id()
+    document_file(out, crashed, ["c"])
+    os.makedirs(run_folder(out, "chunks", crashed))
+    (tmp_path / f"_manifest.json.{crashed}.tmp").write_text("{")
+    (tmp_path / "chunks" / "run-notes").mkdir()
+    time.sleep(0.01)
+    current = new_run_id()
+    assert sweep(out, current) == 3  # two run folders and the temporary manifest
+    assert files_under(out) == kept and (tmp_path / "chunks" / "run-notes").is_dir()
+    assert sweep(out, current) == 0
+    assert read_table(out, "documents").num_rows == 1
+
+
+def test_discard_removes_a_failed_runs_files_unless_it_was_published(tmp_path):
+    from beam_chunking.transforms._commit import discard
+
+    out = str(tmp_path)
+    published = new_run_id()
+    refs = [document_file(out, published, ["a"])]
+    commit(out, published, refs, SCHEMAS, "zstd")
+    assert discard(out, published) == 0 and read_table(out, "documents").num_rows == 1
+    failed = new_run_id()
+    document_file(out, failed, ["b"])
+    (tmp_path / f"_manifest.json.{failed}.tmp").write_text("{")
+    assert discard(out, failed) == 2
+    assert not os.path.exists(run_folder(out, "documents", failed))
+    assert not (tmp_path / f"_manifest.json.{failed}.tmp").exists()
+    assert read_table(out, "documents").num_rows == 1
+
+
+def test_the_emptiness_check_looks_at_every_depth(tmp_path):
+    from beam_chunking.errors import OutputExistsError
+    from beam_chunking.transforms.write import WriteChunkTable
+
+    deep = tmp_path / "out" / "a" / "b" / "c" / "d" / "e" / "f.txt"
+    deep.parent.mkdir(parents=True)
+    deep.write_text("mine")
+    with pytest.raises(OutputExistsError, match="f.txt"):
+        WriteChunkTable(str(tmp_path / "out")).plan()

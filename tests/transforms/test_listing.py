@@ -1,0 +1,98 @@
+"""What Beam's local listing drops, found on a real tree: broken links, links to folders,
+folders that cannot be listed."""
+import json
+import os
+import shutil
+import stat
+import tempfile
+
+import pytest
+from apache_beam.io.filesystems import FileSystems
+
+from beam_chunking.errors import SkippedInput
+from beam_chunking.transforms._files import check_regular_file, input_roots
+from beam_chunking.transforms._listing import unlisted
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="needs POSIX links and permissions")
+
+
+@pytest.fixture
+def tree(tmp_path):
+    src = tmp_path / "in"
+    (src / "sub").mkdir(parents=True)
+    (src / "good.txt").write_text("x")
+    (src / "sub" / "a.txt").write_text("x")
+    os.symlink("missing.txt", src / "dangling.txt")
+    os.symlink("loop.txt", src / "loop.txt")
+    os.symlink("sub", src / "alias")
+    return src
+
+
+def test_unlisted_entries_follow_what_the_pattern_would_read(tree):
+    listed = [m.path for m in FileSystems.match([f"{tree}/**"])[0].metadata_list]
+    assert sorted(listed) == [f"{tree}/good.txt", f"{tree}/sub/a.txt"]  # Beam drops the three links
+    assert unlisted(f"{tree}/**") == [f"{tree}/{n}" for n in ("alias", "dangling.txt", "loop.txt")]
+    assert unlisted(f"{tree}/*") == [f"{tree}/dangling.txt", f"{tree}/loop.txt"]  # '*' reads no folder
+    assert unlisted(f"{tree}/*/*.txt") == [f"{tree}/alias"]
+    assert unlisted(f"{tree}/g*") == [] and unlisted(f"{tree}/good.txt") == []
+    assert unlisted("gs://bucket/in/*") == []
+
+
+def test_roots_are_real_paths_and_a_named_link_is_its_own_root(tree, tmp_path):
+    os.symlink(tree, tmp_path / "via")
+    assert input_roots([f"{tmp_path}/via/*.txt", f"{tree}/alias", "gs://b/x/*"]) == (
+        str(tree.resolve()), str((tree / "sub").resolve()))
+    os.symlink(tree / "good.txt", tmp_path / "elsewhere.txt")
+    os.symlink(tmp_path / "elsewhere.txt", tree / "hop.txt")  # a chain that ends back inside the root
+    check_regular_file(f"{tree}/hop.txt", roots=input_roots([f"{tmp_path}/via/*"]))
+    with pytest.raises(SkippedInput, match="outside the input root"):
+        check_regular_file(f"{tree}/hop.txt", roots=input_roots([f"{tree}/sub/*"]))
+
+
+def _as_unprivileged(fn):
+    """``fn()`` with a permission check that applies: as ``nobody`` in a forked child when
+    this process is root (root reads every folder), else right here. Returns its JSON result."""
+    if os.geteuid() != 0:
+        return fn()
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(write, json.dumps(fn()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        data = f.read()
+    os.waitpid(child, 0)
+    return json.loads(data)
+
+
+def test_a_folder_that_cannot_be_listed_is_unlisted_and_refused():
+    base = tempfile.mkdtemp(dir="/tmp")  # reachable by 'nobody', unlike pytest's folders
+    try:
+        os.chmod(base, 0o755)
+        os.makedirs(f"{base}/in/closed")
+        open(f"{base}/in/closed/hidden.txt", "w").close()
+        open(f"{base}/in/open.txt", "w").close()
+        os.chmod(f"{base}/in/closed", 0)
+
+        def look():
+            try:
+                check_regular_file(f"{base}/in/closed")
+                refused = None
+            except SkippedInput as exc:
+                refused = str(exc)
+            listed = [m.path for m in FileSystems.match([f"{base}/in/**"])[0].metadata_list]
+            return {"unlisted": unlisted(f"{base}/in/**"), "refused": refused, "listed": listed}
+
+        seen = _as_unprivileged(look)
+        assert seen["listed"] == [f"{base}/in/open.txt"]  # Beam says nothing of the closed folder
+        assert seen["unlisted"] == [f"{base}/in/closed"]
+        assert seen["refused"] == (f"{base}/in/closed: folder cannot be listed (permission denied); "
+                                   "the files in it were not read")
+    finally:
+        os.chmod(f"{base}/in/closed", stat.S_IRWXU)
+        shutil.rmtree(base)
