@@ -64,7 +64,8 @@ def _link_problem(path: str, roots: Sequence[str]) -> Optional[str]:
         raise
     real = os.path.realpath(path)
     if roots and not _inside(real, roots):
-        return f"symbolic link points outside the input root (to {real}); not followed"
+        return (f"symbolic link points outside the input root (to {real}); not followed: give a pattern "
+                "whose folder holds the target too, or the file itself")
     if stat.S_ISDIR(mode):
         return f"symbolic link to a folder (to {real}); folders are not followed through links"
     return None
