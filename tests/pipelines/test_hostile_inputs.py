@@ -94,6 +94,6 @@ def test_symlinks_outside_the_root_dangling_or_looping_each_get_a_failed_row(tmp
         "alias": ("read", "SkippedInput", f"{src}/alias: symbolic link to a folder (to {os.path.realpath(src)}/sub); "
                                           "folders are not followed through links"),
         "escape": ("read", "SkippedInput", f"{src}/escape: symbolic link points outside the input root (to {real}); "
-                                           "not followed"),
+                                           "not followed: give a pattern whose folder holds the target too, or the file itself"),
     }
     assert not any("secret" in c for c in read_table(out, "chunks").column("text").to_pylist())
