@@ -142,7 +142,7 @@ _CHECKS: Dict[int, List] = {}
 def _checks(schema: pa.Schema) -> List:
     found = _CHECKS.get(id(schema))
     if found is None or found[0] is not schema:
-        found = [schema, [(f.name, f.nullable, checker(f.type, nullable=True)) for f in schema]]
+        found = [schema, [(f.name, f.nullable, checker(f.type, nullable=False)) for f in schema]]
         _CHECKS[id(schema)] = found  # one entry per schema object: the handful of tables
     return found[1]
 
@@ -156,13 +156,17 @@ def check_rows(rows: List[Mapping[str, Any]], schema: pa.Schema) -> None:
             out of its column's range, or a string that is not valid UTF-8 (a lone surrogate).
     """
     checks = _checks(schema)
+    seen: List[Any] = [None] * len(checks)  # the last value checked per column
     for n, row in enumerate(rows):
-        for name, nullable, check in checks:
+        for k, (name, nullable, check) in enumerate(checks):
             value = row.get(name)
             if value is None:
                 if not nullable:
                     raise ChunkingError(f"column {name!r} may not be null (row {n})")
                 continue
+            if value is seen[k]:  # a document's uri, strategy ... are one object in every row
+                continue
             why = check(value)
             if why:
                 raise ChunkingError(f"column {name!r}: {why} (row {n})")
+            seen[k] = value
