@@ -79,7 +79,7 @@ def run_sink(dsn, table, args):
     n_chunks, dim = args.chunks, args.dim
     with beam.Pipeline(runner="FnApiRunner") as p:
         (p | beam.Create(range(args.documents), reshuffle=False) | "MakeDocument" >> beam.Map(document, n_chunks, dim)
-         | WriteToPgVector(dsn, table, dimension=dim, batch_size=500))
+         | WriteToPgVector(dsn, table, dimension=dim, batch_size=args.batch_size))
 
 
 def run_copy(dsn, table, args, binary):
@@ -116,6 +116,7 @@ def main(argv=None):
     ap.add_argument("--documents", type=int, default=2000)
     ap.add_argument("--chunks", type=int, default=10, help="chunks per document")
     ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--batch-size", type=int, default=500, help="the sink's rows per transaction")
     ap.add_argument("--index", choices=("none", "hnsw", "ivfflat"), default="none")
     ap.add_argument("--dsn", help="an existing PostgreSQL with pgvector (default: a throwaway one)")
     args = ap.parse_args(argv)
