@@ -59,30 +59,6 @@ def _count_all(count: Callable[[str], int], text: str, spans: Sequence[Tuple[int
     return [count(text[s:e]) for s, e in spans]
 
 
-def count_later(count: Callable[[str], int], texts: Sequence[str]) -> "Future[List[int]]":
-    """``[count(t) for t in texts]``, computed on a pool thread while the caller goes on.
-
-    The pipeline's writer hands each document's chunk texts here and collects the counts
-    only when it writes a row group, so encoding overlaps parsing and chunking the next
-    documents. With one usable core the counts are computed at once, on the caller.
-
-    Args:
-        count: Counts one string (tiktoken's encoder releases the GIL while it runs).
-        texts: The strings to count.
-
-    Returns:
-        A future of one count per text, in order.
-    """
-    if _threads() < 2:
-        done: Future = Future()
-        try:
-            done.set_result([count(t) for t in texts])
-        except Exception as exc:  # delivered where the result is read, as from a pool thread
-            done.set_exception(exc)
-        return done
-    return _pool().submit(lambda: [count(t) for t in texts])
-
-
 def count_spans_threaded(count: Callable[[str], int], text: str, spans: Sequence[Tuple[int, int]],
                          min_parallel_chars: int = MIN_PARALLEL_CHARS) -> List[int]:
     """Return ``[count(text[s:e]) for s, e in spans]``, counted on up to :data:`MAX_THREADS` threads.

@@ -14,16 +14,12 @@ from __future__ import annotations
 
 import uuid
 import zlib
-from concurrent.futures import Future
-from typing import Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Union
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
-
-from beam_chunking.sizing import Sizer, get_sizer
-from beam_chunking.text.threaded import count_later
 
 #: Rows buffered per table before a row group is written.
 ROWS_PER_GROUP = 50_000
@@ -51,8 +47,6 @@ class Rows(NamedTuple):
     document: dict
     parents: Union[pa.RecordBatch, List[dict], None] = None
     change: Optional[dict] = None
-    #: The sizer spec that fills the ``token_count`` of rows (given as dicts) that have none.
-    count_with: Optional[str] = None
 
 
 class _ShardWriter:
@@ -92,17 +86,10 @@ class _Buffer:
         self.schema = schema
         self.batches: List[pa.RecordBatch] = []
         self.dicts: List[dict] = []
-        self.counting: List[Tuple[List[dict], Future]] = []  # rows and their counts to come
         self.rows = 0
         self.nbytes = 0
 
-    def add(self, element, sizer: Optional[Sizer] = None) -> None:
-        """Buffer a row (dict), a document's rows (list) or a record batch; ``sizer`` counts
-        the tokens of listed rows that have no ``token_count``, on a pool thread."""
-        if sizer is not None and isinstance(element, list):
-            todo = [r for r in element if r["token_count"] is None]
-            if todo:
-                self.counting.append((todo, count_later(sizer.count, [r["text"] for r in todo])))
+    def add(self, element) -> None:
         if isinstance(element, dict):
             self.dicts.append(element)
             self.rows += 1
@@ -124,13 +111,10 @@ class _Buffer:
     def take(self) -> Optional[pa.Table]:
         if not self.rows:
             return None
-        for rows, counts in self.counting:
-            for row, n in zip(rows, counts.result()):
-                row["token_count"] = n
         batches = list(self.batches)
         if self.dicts:
             batches.append(pa.RecordBatch.from_pylist(self.dicts, schema=self.schema))
-        self.batches, self.dicts, self.counting, self.rows, self.nbytes = [], [], [], 0, 0
+        self.batches, self.dicts, self.rows, self.nbytes = [], [], 0, 0
         return pa.Table.from_batches(batches, schema=self.schema)
 
 
@@ -146,15 +130,14 @@ class _TableFiles:
         prefix = "part" if self.shard is None else f"part-{self.shard:05d}"
         return f"{prefix}-{uuid.uuid4().hex}.parquet"
 
-    def add(self, table: str, rows, count_with: Optional[str] = None):
-        """Buffer ``rows`` (their token counts to come from sizer ``count_with`` where given);
-        yield a :class:`ShardRef` when the table's file is first opened."""
+    def add(self, table: str, rows):
+        """Buffer ``rows``; yield a :class:`ShardRef` when the table's file is first opened."""
         if table not in self.writers:
             path = f"{self.folders[table]}/{self._name()}"
             self.writers[table] = _ShardWriter(path, self.schemas[table], self.codec)
             yield ShardRef(table, path, self.shard)
         buffer = self.buffers[table]
-        buffer.add(rows, _sizer(count_with) if count_with else None)
+        buffer.add(rows)
         if buffer.full:
             self.writers[table].write(buffer.take())
 
@@ -187,21 +170,11 @@ class _TableFiles:
             raise
 
 
-_SIZERS: Dict[str, Sizer] = {}  # one per token_counter spec: the handful a job names
-
-
-def _sizer(spec: str) -> Sizer:
-    found = _SIZERS.get(spec)
-    if found is None:
-        found = _SIZERS[spec] = get_sizer(spec)
-    return found
-
-
 def _documents_and_chunks(files: _TableFiles, element: Rows):
     if element.batch is not None:
-        yield from files.add("chunks", element.batch, element.count_with)
+        yield from files.add("chunks", element.batch)
     if element.parents is not None:
-        yield from files.add("parents", element.parents, element.count_with)
+        yield from files.add("parents", element.parents)
     yield from files.add("documents", element.document)
     if element.change is not None:
         yield from files.add("changes", element.change)

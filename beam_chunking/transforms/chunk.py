@@ -20,10 +20,9 @@ _PROGRESS_SECONDS = 30.0
 class _ChunkFn(StageFn):
     stage = Stage.CHUNK
 
-    def __init__(self, strategy: Chunker, token_counter: Optional[str], defer_counts: bool = False):
+    def __init__(self, strategy: Chunker, token_counter: Optional[str]):
         self.strategy = strategy
         self.token_counter = token_counter
-        self.defer_counts = defer_counts
         self.chunks = beam.metrics.Metrics.counter(NAMESPACE, "chunks")
         self.chunked = beam.metrics.Metrics.counter(NAMESPACE, "documents_chunked")
         self.empty = beam.metrics.Metrics.counter(NAMESPACE, "documents_empty")
@@ -57,9 +56,7 @@ class _ChunkFn(StageFn):
     def handle(self, doc):
         strategy = self.strategy.resolve(doc)
         outcome = document_outcome(strategy, doc)
-        defer = self.defer_counts and self._sizer is not None
-        count = (lambda chunks: list(chunks)) if defer else (lambda chunks: self._counted(doc.text, chunks))
-        chunks = count(outcome.chunks)
+        chunks = self._counted(doc.text, outcome.chunks)
         self.chunks.inc(len(chunks))
         (self.chunked if chunks else self.empty).inc()
         self._seen += 1
@@ -71,8 +68,7 @@ class _ChunkFn(StageFn):
             DocumentHeader.of(doc), section_count=len(doc.sections), chunks=tuple(chunks), strategy=strategy.name,
             strategy_fingerprint=strategy.fingerprint,
             decode_replacements=int(doc.metadata.get("decode_replacements", 0) or 0), dropped=tuple(outcome.dropped),
-            parents=tuple(count(list(outcome.parents))), counts=dict(outcome.counts),
-            count_with=self.token_counter if defer else None,
+            parents=tuple(self._counted(doc.text, list(outcome.parents))), counts=dict(outcome.counts),
         )
 
 
@@ -86,13 +82,9 @@ class ChunkDocuments(beam.PTransform):
         strategy: Any strategy or a :class:`Router`.
         token_counter: Sizer spec used to fill ``token_count`` for strategies that count
             characters (default ``"cl100k_base"``; ``None`` leaves it empty).
-        defer_counts: Leave those counts to the table writer, which counts each chunk's
-            text on a pool thread while the next documents are parsed and chunked (the
-            documents then name the sizer in ``count_with``). Default ``False``: the chunks
-            leave this stage counted, as a vector-store sink or any other consumer needs.
     """
 
-    def __init__(self, strategy: Chunker, token_counter: Optional[str] = "cl100k_base", defer_counts: bool = False):
+    def __init__(self, strategy: Chunker, token_counter: Optional[str] = "cl100k_base"):
         super().__init__()
         if not isinstance(strategy, Chunker):
             raise ConfigError(f"ChunkDocuments needs a strategy, got {type(strategy).__name__}")
@@ -100,14 +92,13 @@ class ChunkDocuments(beam.PTransform):
             get_sizer(token_counter)  # fail at construction, not on a worker
         self.strategy = strategy
         self.token_counter = token_counter
-        self.defer_counts = defer_counts
 
     def fns(self):
         """The DoFns of this stage (for a fused stage)."""
-        return [_ChunkFn(self.strategy, self.token_counter, self.defer_counts)]
+        return [_ChunkFn(self.strategy, self.token_counter)]
 
     def expand(self, pcoll):
-        return pcoll | "ChunkDocument" >> beam.ParDo(_ChunkFn(self.strategy, self.token_counter, self.defer_counts))
+        return pcoll | "ChunkDocument" >> beam.ParDo(_ChunkFn(self.strategy, self.token_counter))
 
     def display_data(self):
         return {"strategy": self.strategy.name, "fingerprint": self.strategy.fingerprint,

@@ -95,8 +95,7 @@ class ChunkFiles(beam.PTransform):
                                   exclude=config.exclude, content_types=config.content_types)
         refuse_output_inside_input(config.output, self.read.patterns)
         self.parse = ParseDocuments(config.decode_errors, config.limits, config.keep)
-        # The table writer counts tokens, overlapping the encoding with the next documents.
-        self.chunk = ChunkDocuments(config.strategy, config.token_counter, defer_counts=True)
+        self.chunk = ChunkDocuments(config.strategy, config.token_counter)
         self.embed = EmbedChunks(config.embed) if config.embed is not None else None
         if config.incremental and config.num_shards:
             raise ConfigError(f"incremental: an incremental run copies unchanged rows file by file, so it cannot keep "

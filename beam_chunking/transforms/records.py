@@ -107,9 +107,6 @@ class ChunkedDocument(_HasHeader):
     dropped: Tuple[Tuple[str, int], ...] = ()
     parents: Tuple[Chunk, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
-    #: The sizer (a ``token_counter`` spec) whose counts the writer still has to fill in, for
-    #: the chunks whose ``token_count`` is ``None``; ``None`` when nothing is left to count.
-    count_with: Optional[str] = None
 
 
 def failure_from(element: Any, error: BaseException, stage: Stage) -> Failure:

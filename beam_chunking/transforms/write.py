@@ -53,10 +53,6 @@ def _checked(rows: List[dict]):
     """
     if len(rows) > CHECKED_ROWS:
         return chunk_batch(rows)
-    return _checked_rows(rows)
-
-
-def _checked_rows(rows: List[dict]) -> List[dict]:
     check_rows(rows, CHUNKS_SCHEMA)
     return rows
 
@@ -68,9 +64,8 @@ class _RowsFn(StageFn):
         columns = dict(strategy=item.strategy, fingerprint=item.strategy_fingerprint, content_type=item.content_type,
                        uri=item.uri)
         rows = chunk_rows(list(item.chunks), **columns)
-        checked = _checked if item.count_with is None else _checked_rows  # counts to come: keep the dicts
-        batch = checked(rows) if rows else None
-        parents = checked(chunk_rows(list(item.parents), **columns)) if item.parents else None
+        batch = _checked(rows) if rows else None
+        parents = _checked(chunk_rows(list(item.parents), **columns)) if item.parents else None
         yield Rows(batch, document_row(
             **item.header.columns(), status="ok" if rows else "empty",
             section_count=item.section_count, chunk_count=len(rows), strategy=item.strategy,
@@ -78,7 +73,7 @@ class _RowsFn(StageFn):
             dropped=[label for label, _ in item.dropped] or None,
             dropped_characters=sum(n for _, n in item.dropped) if item.dropped else None,
             **item.counts,
-        ), parents, count_with=item.count_with)
+        ), parents)
 
 
 def _as_rows(element) -> Rows:

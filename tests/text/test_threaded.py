@@ -64,14 +64,3 @@ def test_any_spans_of_adversarial_text_count_as_each_span_alone(sizer, text, pai
     spans = [(min(a, b, len(text)), min(max(a, b), len(text))) for a, b in pairs]
     assert count_spans_threaded(sizer.count, text, spans, min_parallel_chars=min_chars) == [
         sizer.count(text[s:e]) for s, e in spans]
-
-
-def test_counts_later_are_the_counts_and_errors_arrive_with_the_result(sizer):
-    texts = [TEXT[s:e] for s, e in spans_of(TEXT, 301, 500)]
-    assert threaded.count_later(sizer.count, texts).result() == [sizer.count(t) for t in texts]
-
-    def bad(s):
-        raise ValueError("boom")
-
-    with pytest.raises(ValueError, match="boom"):
-        threaded.count_later(bad, ["x"]).result()
