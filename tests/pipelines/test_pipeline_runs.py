@@ -208,3 +208,23 @@ def test_deterministic_across_running_modes(tmp_path):
     b = _run_subprocess(src, str(tmp_path / "b"), 987, ["--direct_running_mode", "multi_processing",
                                                       "--direct_num_workers", "2"])
     assert a == b and len(a) > 12
+
+
+@pytest.mark.parametrize("extra", [[], ["--num-shards", "2"], ["--strategy", "parent_child"]])
+def test_token_counts_are_each_chunks_own(tmp_path, extra):
+    """Small documents (rows checked in Python) and large ones, parents, and rows shuffled
+    into fixed shards all get the exact counts of their own text."""
+    from beam_chunking.sizing import TiktokenSizer
+
+    src, out = tmp_path / "src", str(tmp_path / "out")
+    src.mkdir()
+    (src / "small.txt").write_text("One short note. " * 20)
+    (src / "large.md").write_text("# Title\n\n" + "".join(f"Paragraph {i}: 日本語 and prose, code(x). " * 9 + "\n\n"
+                                                          for i in range(120)))
+    (src / "crlf.txt").write_text("Line one\r\nline two 👩‍👩‍👧\r\n" * 300)
+    assert main(["run", "--input", f"{src}/*", "--output", out, *extra]) == 0
+    sizer = TiktokenSizer()
+    tables = ["chunks", "parents"] if "parent_child" in extra else ["chunks"]
+    for table in tables:
+        rows = read(out, table)
+        assert len(rows) > 20 and all(r["token_count"] == sizer.count(r["text"]) for r in rows), table
