@@ -2,9 +2,9 @@
 
 tiktoken's encoder runs in Rust and releases the GIL while it encodes, so counting the
 chunks of one large document on two threads takes about half the time on two free cores.
-Threads only pay for themselves on enough text: below :data:`MIN_PARALLEL_CHARS` the spans
-are counted on the calling thread, which is also the only thread used when the machine has
-one core. Every span is encoded on its own, so the counts are exactly those of
+Threads only pay for themselves on enough text and on idle cores: below
+:data:`MIN_PARALLEL_CHARS` the spans are counted on the calling thread, which is also the
+only thread used when no other core is idle (see :func:`_threads`). Every span is encoded on its own, so the counts are exactly those of
 ``count(text[start:end])`` whatever the split.
 
 Example:
@@ -38,11 +38,24 @@ def _usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-_THREADS = max(1, min(MAX_THREADS, _usable_cores()))
+_CORES = _usable_cores()
+_THREADS = max(1, min(MAX_THREADS, _CORES))
 
 
 def _threads() -> int:
-    return _THREADS
+    """Threads worth using now: one per core left idle by the rest of the machine.
+
+    Extra threads only pay on cores nothing else uses: where every core already runs a
+    worker process (a multi-process or Dataflow run), they would slow each other down.
+    The one-minute load average, which counts this process too, tells.
+    """
+    if _THREADS < 2:
+        return 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # no load average on this platform: use the cores
+        return _THREADS
+    return max(1, min(_THREADS, int(_CORES - busy + 1)))
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -51,7 +64,7 @@ def _pool() -> ThreadPoolExecutor:
     if _POOL is None:
         with _LOCK:
             if _POOL is None:
-                _POOL = ThreadPoolExecutor(max_workers=_threads() - 1, thread_name_prefix="beam-chunking-count")
+                _POOL = ThreadPoolExecutor(max_workers=_THREADS - 1, thread_name_prefix="beam-chunking-count")
     return _POOL
 
 

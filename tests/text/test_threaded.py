@@ -31,8 +31,9 @@ def test_threads_give_the_counts_of_one_thread_in_order(sizer):
 
 
 def test_large_work_is_spread_over_the_pool_and_small_work_stays_on_the_caller(monkeypatch):
-    if threaded._threads() < 2:
+    if threaded._THREADS < 2:
         pytest.skip("this machine gives the process one core: everything runs on the calling thread")
+    monkeypatch.setattr(threaded, "_threads", lambda: 2)  # whatever else runs on the machine now
     seen = set()
 
     def count(s):
@@ -64,3 +65,11 @@ def test_any_spans_of_adversarial_text_count_as_each_span_alone(sizer, text, pai
     spans = [(min(a, b, len(text)), min(max(a, b), len(text))) for a, b in pairs]
     assert count_spans_threaded(sizer.count, text, spans, min_parallel_chars=min_chars) == [
         sizer.count(text[s:e]) for s, e in spans]
+
+
+def test_threads_are_used_only_on_cores_the_machine_leaves_idle(monkeypatch):
+    monkeypatch.setattr(threaded, "_CORES", 4)
+    monkeypatch.setattr(threaded, "_THREADS", 4)
+    for load, threads in ((0.2, 4), (1.0, 4), (2.3, 2), (3.6, 1), (9.0, 1)):
+        monkeypatch.setattr(threaded.os, "getloadavg", lambda load=load: (load, load, load))
+        assert threaded._threads() == threads, load
