@@ -52,10 +52,18 @@ def _integer(bits: int) -> Check:
     return check
 
 
-def _number(value: Any) -> Optional[str]:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return f"expected a number, got {type(value).__name__}"
-    return None
+def _number(mantissa_bits: int) -> Check:
+    # Arrow refuses an integer that the float type cannot hold exactly (2**24 + 1 in float32).
+    exact = 2 ** (mantissa_bits + 1)
+
+    def check(value: Any) -> Optional[str]:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return f"expected a number, got {type(value).__name__}"
+        if isinstance(value, numbers.Integral) and abs(int(value)) > exact:
+            return f"the integer {value} has no exact {mantissa_bits + 1}-bit-mantissa float"
+        return None
+
+    return check
 
 
 def _boolean(value: Any) -> Optional[str]:
@@ -122,7 +130,7 @@ def checker(kind: pa.DataType, nullable: bool = True) -> Check:
     elif pa.types.is_int64(kind):
         check = _integer(64)
     elif pa.types.is_floating(kind):
-        check = _number
+        check = _number(23 if pa.types.is_float32(kind) else 10 if pa.types.is_float16(kind) else 52)
     elif pa.types.is_boolean(kind):
         check = _boolean
     elif pa.types.is_map(kind):

@@ -85,3 +85,11 @@ def test_numpy_numbers_are_numbers():
 
     check_rows([dict(ROW, token_count=np.int64(7), embedding=[np.float32(0.5), 1])], CHUNKS_SCHEMA)
     assert arrow_accepts([dict(ROW, token_count=np.int64(7), embedding=[np.float32(0.5), 1])], CHUNKS_SCHEMA)
+
+
+@pytest.mark.parametrize("value", [2**24, 2**24 + 1, -(2**24) - 1, 2**53, 2**53 + 1, 0.5, float("inf")])
+def test_integers_in_float_columns_are_refused_where_arrow_cannot_hold_them_exactly(value):
+    row = dict(ROW, embedding=[value])
+    if check_accepts([row], CHUNKS_SCHEMA):
+        assert arrow_accepts([row], CHUNKS_SCHEMA), value
+    assert check_accepts([row], CHUNKS_SCHEMA) == (value not in (2**24 + 1, -(2**24) - 1, 2**53, 2**53 + 1))
