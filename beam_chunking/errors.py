@@ -43,6 +43,21 @@ class ParseError(ChunkingError):
     """A document's bytes could not be turned into text and sections."""
 
 
+class LimitExceeded(ParseError):
+    """A document exceeds one of the :class:`~beam_chunking.parsers.limits.ParseLimits` caps.
+
+    The message names the cap as ``limits.<name>=<value>``, the spec key that raises it.
+
+    Args:
+        message: What exceeded the cap, naming it.
+        limit: The cap's field name (``"max_page_chars"``).
+    """
+
+    def __init__(self, message: str, *, limit: str, **kwargs):
+        self.limit = limit
+        super().__init__(message, **kwargs)
+
+
 class DecodeError(ParseError):
     """The bytes are not valid in the detected text encoding (message names the byte offset)."""
 

@@ -15,11 +15,11 @@ import difflib
 import hashlib
 from typing import Dict, FrozenSet, Iterable, Mapping, Tuple, Union
 
-from beam_chunking.errors import ConfigError, ParseError, UnsupportedContentType
+from beam_chunking.errors import ConfigError, LimitExceeded, ParseError, UnsupportedContentType
 from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.drops import KEEP_NOTHING, check_keep
 from beam_chunking.parsers.formats import EMAIL, FORMAT_PARSERS, Parser
-from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, parse_budget
 from beam_chunking.parsers.mail import parse_email
 from beam_chunking.parsers.outlook import OUTLOOK, parse_outlook
 from beam_chunking.types import Document, ParsedDocument
@@ -36,13 +36,15 @@ def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLim
         document: Raw document.
         decode_errors: ``"strict"`` (default) or ``"replace"``; see
             :func:`beam_chunking.parsers.decode.decode_text`.
-        limits: Safety caps (see :class:`ParseLimits`).
+        limits: Safety caps (see :class:`ParseLimits`), ``max_parse_seconds`` included: the
+            parse runs under that time budget.
         keep: Parts that parsers drop by default to keep instead (names of
             :data:`~beam_chunking.parsers.drops.DROPS`). Default none: drop them all.
 
     Raises:
         UnsupportedContentType: no parser for the content type.
         ParseError: the parser rejected the bytes (the message says why).
+        LimitExceeded: a cap of ``limits`` was reached (the message names it).
         MissingExtra: the format's library is not installed (names the extra).
     """
     keep = check_keep(keep)
@@ -55,7 +57,12 @@ def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLim
             uri=document.uri,
         )
     try:
-        parsed = parser(document, errors=decode_errors, limits=limits, keep=keep)
+        with parse_budget(limits):
+            parsed = parser(document, errors=decode_errors, limits=limits, keep=keep)
+    except LimitExceeded as exc:
+        if exc.uri is None and exc.document_id is None:
+            raise LimitExceeded(str(exc), limit=exc.limit, document_id=document.id, uri=document.uri) from None
+        raise
     except ParseError as exc:
         if exc.uri is None and exc.document_id is None:  # raised below the parser, unnamed
             raise ParseError(str(exc), document_id=document.id, uri=document.uri) from None

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from beam_chunking.errors import ParseError
+from beam_chunking.errors import LimitExceeded
+from beam_chunking.parsers.limits import check_time
 from beam_chunking.text.headings import heading_path
 from beam_chunking.types import Document, ParsedDocument, Section
 
@@ -35,7 +36,10 @@ class TextBuilder:
     Args:
         separator: Inserted between sections. Default a blank line.
         max_chars: Most characters of text (``limits.max_text_chars``); more raises
-            :class:`~beam_chunking.errors.ParseError`. Default ``None``: no cap.
+            :class:`~beam_chunking.errors.LimitExceeded`. Default ``None``: no cap.
+
+    Each section added is also a checkpoint of the parse's time budget
+    (:func:`~beam_chunking.parsers.limits.check_time`).
     """
 
     def __init__(self, separator: str = "\n\n", max_chars: Optional[int] = None):
@@ -71,8 +75,9 @@ class TextBuilder:
         # A small file can hold text that repeats: PDF pages sharing one content stream, sheet
         # rows referencing one long shared string. Stop before it takes the worker's memory.
         if self.max_chars is not None and self._length > self.max_chars:
-            raise ParseError(f"the parsed text exceeds limits.max_text_chars={self.max_chars} characters; "
-                             "raise the limit to parse it")
+            raise LimitExceeded(f"the parsed text exceeds limits.max_text_chars={self.max_chars} characters; "
+                                "raise the limit to parse it", limit="max_text_chars")
+        check_time(f"section {len(self._sections) + 1}")
 
     def add(self, text: str, **fields: Any) -> bool:
         """Add ``text`` as a new section with ``Section`` fields; blank text adds nothing.

@@ -33,14 +33,15 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import FrozenSet, List, Tuple
+from typing import FrozenSet, List, Optional, Tuple
 
 from beam_chunking.errors import DecodeError, ParseError
 from beam_chunking.parsers._build import HeadingSections, clean, collapse, markdown_table
+from beam_chunking.parsers._depth import nesting_depth
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers.decode import decode_text
 from beam_chunking.parsers.drops import KEEP_NOTHING
-from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, check_time, exceeded
 from beam_chunking.types import Document, ParsedDocument
 
 #: Elements whose whole subtree is never text.
@@ -81,6 +82,13 @@ TOC_LINK_SHARE = 0.8
 CONTENTS_LINK_SHARE = 0.5
 #: Wrapper levels searched above a table without ``<caption>`` for its title block.
 TITLE_DEPTH = 3
+#: Pages with at most this many tags are not checked against ``limits.max_html_depth``: however
+#: they nest, they parse in about a second at most (10,000 nested lists: 1.4 s), and the check
+#: would add a third to the parse time of every large page.
+DEPTH_CHECK_TAGS = 20_000
+#: ``element_path`` names at most this many elements, the outermost: a path is provenance,
+#: and copying a deeper one per block would make deep pages quadratic.
+MAX_ELEMENT_PATH = 32
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CONTENT_ANCESTORS = frozenset({"article", "main", "section"})
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
@@ -303,6 +311,11 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     """
     lexbor = require("selectolax.lexbor", "selectolax")
     html, replaced = _decode(doc, errors)
+    # Lexbor's time grows with size times depth: refuse a page nested too deep before it.
+    if html.count("<") > max(DEPTH_CHECK_TAGS, limits.max_html_depth):
+        depth = nesting_depth(html, limits.max_html_depth)
+        if depth > limits.max_html_depth:
+            raise exceeded(limits, "max_html_depth", f"HTML: elements nest more than {limits.max_html_depth} deep")
     tree = lexbor.LexborHTMLParser(html)
     title_node = tree.css_first("title")
     title = collapse(title_node.text(deep=True)) if title_node is not None else ""
@@ -342,15 +355,19 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
             return
         text = collapse(text)
         if text:
-            out.paragraph(prefix[0] + text, list(tags))
+            out.paragraph(prefix[0] + text, _path(tags))
             prefix[0] = ""
 
     # Iterative walk (deeply nested pages must not hit Python's recursion limit). A popped
     # ``None`` entry closes the block element below it on the stack.
     stack: list = []
     _push_children(stack, root)
+    seen = 0
     while stack:
         node, closing = stack.pop()
+        seen += 1
+        if not seen % 4096:
+            check_time(f"element {seen}")
         if closing:
             flush()
             tag = tags.pop()
@@ -370,15 +387,16 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
             flush()
             text = _inline_text(node)
             if text:
-                out.heading(HEADINGS[tag], text, tags + [tag])
+                out.heading(HEADINGS[tag], text, _path(tags, tag))
             continue
         if tag == "table" and node.mem_id in data_tables:
             flush()
-            out.unit(_render_table(node, titles.get(node.mem_id, (None, ""))[1]), "table", tags + [tag])
+            out.unit(_render_table(node, titles.get(node.mem_id, (None, ""))[1]), "table",
+                     _path(tags, tag))
             continue
         if tag == "pre":
             flush()
-            out.unit(clean(node.text(deep=True)).strip("\n"), "code", tags + [tag])
+            out.unit(clean(node.text(deep=True)).strip("\n"), "code", _path(tags, tag))
             continue
         if tag in INLINE:
             _push_children(stack, node)
@@ -395,6 +413,13 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
         _push_children(stack, node)
     flush()
     return out.builder.build(doc, meta)
+
+
+def _path(tags: List[str], tag: Optional[str] = None) -> List[str]:
+    """The element path of a block (``tags``, then ``tag``), cut to :data:`MAX_ELEMENT_PATH`."""
+    if len(tags) >= MAX_ELEMENT_PATH:
+        return tags[:MAX_ELEMENT_PATH]
+    return tags + [tag] if tag is not None else list(tags)
 
 
 def _push_children(stack: list, node) -> None:

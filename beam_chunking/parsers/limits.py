@@ -1,14 +1,25 @@
-"""Safety caps that bound what one document may cost a parser.
+"""Safety caps that bound what one document may cost a parser, in memory and in time.
 
 Every cap fails the one document with a :class:`~beam_chunking.errors.ParseError` that names
-the cap and how to raise it; the pipeline goes on with the other documents.
+the cap and how to raise it (the caps on characters, columns, nesting and time raise its
+subclass :class:`~beam_chunking.errors.LimitExceeded`, whose message reads
+``limits.<name>=<value>``); the pipeline goes on with the other documents.
+
+The time budget (``max_parse_seconds``) is cooperative: :func:`parse_budget` starts it for
+one document and :func:`check_time` stops the parse at the next page, row, paragraph or
+element once it is spent. A single library call (PDFium on one page, python-docx opening the
+file, Lexbor building the tree) is not interrupted; the caps on pages, page text, columns and
+nesting depth keep each such call small.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import time
 from dataclasses import dataclass, fields
-from typing import Any, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
-from beam_chunking.errors import ConfigError
+from beam_chunking.errors import ConfigError, LimitExceeded
 
 MIB = 1024 * 1024
 
@@ -37,6 +48,22 @@ class ParseLimits:
         max_text_chars: Most characters of text a parser may build from one document (PDF,
             HTML, Office, tabular, e-mail, transcripts; plain text is bounded by ``max_bytes``).
             Default 50,000,000: a 1,000-page book is about 3 million.
+        max_page_chars: Most characters of text one PDF page or presentation slide may give.
+            Default 1,000,000 (a dense page holds about 5,000). A PDF page is counted before
+            its text is copied out, so a small PDF whose pages all draw one huge content
+            stream stops on its first page.
+        max_row_chars: Most characters of text one CSV/TSV/XLSX row (header row included)
+            may give, all its cells together. Default 10,000,000 (a CSV field may hold a whole
+            document).
+        max_columns: Most columns of one CSV/TSV/XLSX row. Default 16,384 (Excel's own
+            limit, column XFD).
+        max_html_depth: Deepest nesting of HTML elements, for pages of more than 20,000
+            tags (smaller ones parse in about a second however they nest). Default 1,000
+            (browsers stop nesting at 512). HTML parsers take time quadratic in the depth,
+            so a page of 100,000 nested lists is refused before it is parsed.
+        max_parse_seconds: Time budget for parsing one document, in seconds (float).
+            Default 300. Checked between pages, rows, paragraphs and elements (see the
+            module docstring).
     """
 
     max_uncompressed_bytes: int = 512 * MIB
@@ -46,6 +73,11 @@ class ParseLimits:
     max_rows: int = 1_000_000
     max_attachment_depth: int = 3
     max_text_chars: int = 50_000_000
+    max_page_chars: int = 1_000_000
+    max_row_chars: int = 10_000_000
+    max_columns: int = 16_384
+    max_html_depth: int = 1_000
+    max_parse_seconds: float = 300.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -65,3 +97,60 @@ class ParseLimits:
 
 
 DEFAULT_LIMITS = ParseLimits()
+
+
+def exceeded(limits: ParseLimits, name: str, what: str) -> LimitExceeded:
+    """The error for ``what`` (``"page 3 has 1200000 characters"``) over the cap ``name``.
+
+    The document is named by :func:`beam_chunking.parsers.parse`, which adds its URI.
+    """
+    value = getattr(limits, name)
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
+    return LimitExceeded(f"{what}, over limits.{name}={shown}; raise the limit to parse it", limit=name)
+
+
+class _Budget:
+    """The end of one document's parse time (``time.monotonic`` seconds)."""
+
+    __slots__ = ("limits", "started", "ends")
+
+    def __init__(self, limits: ParseLimits):
+        self.limits = limits
+        self.started = time.monotonic()
+        self.ends = self.started + limits.max_parse_seconds
+
+
+_BUDGET: contextvars.ContextVar[Optional[_Budget]] = contextvars.ContextVar("beam_chunking_parse_budget",
+                                                                            default=None)
+
+
+@contextlib.contextmanager
+def parse_budget(limits: ParseLimits) -> Iterator[None]:
+    """Run the enclosed parse under ``limits.max_parse_seconds``; :func:`check_time` reads it.
+
+    A budget already running (an e-mail's attachment parsed inside the e-mail) is kept: the
+    whole document shares one budget.
+    """
+    if _BUDGET.get() is not None:
+        yield
+        return
+    token = _BUDGET.set(_Budget(limits))
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def check_time(where: str) -> None:
+    """Stop the parse when its budget is spent (a no-op outside :func:`parse_budget`).
+
+    Args:
+        where: How far the parse got, for the message (``"page 120 of 400"``).
+
+    Raises:
+        LimitExceeded: the budget is spent; the message names ``max_parse_seconds``.
+    """
+    budget = _BUDGET.get()
+    if budget is not None and time.monotonic() > budget.ends:
+        spent = time.monotonic() - budget.started
+        raise exceeded(budget.limits, "max_parse_seconds", f"parsing took {spent:.1f} s (stopped at {where})")

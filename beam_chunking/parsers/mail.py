@@ -25,7 +25,7 @@ import quopri
 from email.message import EmailMessage
 from typing import Any, Dict, FrozenSet, List, NamedTuple
 
-from beam_chunking.errors import ChunkingError, ParseError
+from beam_chunking.errors import ChunkingError, LimitExceeded, ParseError
 from beam_chunking.parsers._build import TextBuilder, clean, collapse
 from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.formats import EMAIL, FORMAT_PARSERS
@@ -112,6 +112,8 @@ def _add_message(builder: TextBuilder, message: EmailMessage, job: _Job, depth: 
         try:
             parsed = parser(sub, errors=job.errors, limits=job.limits, keep=job.keep)
         except ChunkingError as exc:
+            if isinstance(exc, LimitExceeded) and exc.limit == "max_parse_seconds":
+                raise  # the message's own budget is spent: the message fails, not this part alone
             job.notes["attachments_failed"].append(f"{name}: {type(exc).__name__}: {exc}")
             continue
         builder.add_drops(parsed.dropped)

@@ -25,7 +25,9 @@ intact against the book's own text edition, where pypdf glues words together (76
 
 Refused with a specific :class:`~beam_chunking.errors.ParseError`: bytes without a
 ``%PDF-`` header, truncated files (no ``%%EOF`` trailer), password-protected files, damaged
-files PDFium cannot open, and more pages than ``limits.max_pages``.
+files PDFium cannot open, and more pages than ``limits.max_pages``. A page with more than
+``limits.max_page_chars`` characters, or pages that together pass ``limits.max_text_chars``,
+fail the document as they are extracted (:class:`~beam_chunking.errors.LimitExceeded`).
 """
 from __future__ import annotations
 
@@ -33,12 +35,12 @@ import re
 import threading
 from typing import Dict, FrozenSet, List, Tuple
 
-from beam_chunking.errors import ParseError
+from beam_chunking.errors import LimitExceeded, ParseError
 from beam_chunking.parsers._build import TextBuilder, clean
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers.drops import KEEP_NOTHING, LABELS
 from beam_chunking.parsers.furniture import Furniture, contents_lines
-from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, check_time, exceeded
 from beam_chunking.text.headings import heading_path
 from beam_chunking.types import Document, ParsedDocument
 
@@ -89,19 +91,41 @@ def _outline(pdf) -> Dict[int, List[Tuple[int, str]]]:
     return by_page
 
 
-def _page_text(pdf, index: int, doc: Document) -> str:
+def _page_text(pdf, index: int, doc: Document, limits: ParseLimits) -> str:
     page = pdf[index]
     try:
         textpage = page.get_textpage()
         try:
+            # Counted before the text is copied out: pages sharing one long content stream
+            # stop here, on the first of them.
+            chars = textpage.count_chars()
+            if chars > limits.max_page_chars:
+                raise exceeded(limits, "max_page_chars", f"PDF: page {index + 1} has {chars} characters")
             raw = textpage.get_text_bounded()
         finally:
             textpage.close()
+    except LimitExceeded:
+        raise
     except Exception as exc:
         raise ParseError(f"PDF: page {index + 1} cannot be read ({exc})", document_id=doc.id, uri=doc.uri) from None
     finally:
         page.close()
     return clean(raw.replace("\x02", "")).strip()
+
+
+def _page_texts(pdf, count: int, doc: Document, limits: ParseLimits) -> List[str]:
+    """Every page's text, stopping as soon as the pages together pass ``max_text_chars``
+    (the builder's own check comes after furniture is cut, too late to bound memory)."""
+    pages: List[str] = []
+    total = 0
+    for index in range(count):
+        check_time(f"page {index + 1} of {count}")
+        text = _page_text(pdf, index, doc, limits)
+        total += len(text)
+        if total > limits.max_text_chars:
+            raise exceeded(limits, "max_text_chars", f"PDF: pages 1-{index + 1} of {count} have {total} characters")
+        pages.append(text)
+    return pages
 
 
 def _cut_page(text: str, cuts: Dict[int, str], keep: FrozenSet[str], builder: TextBuilder) -> str:
@@ -130,7 +154,8 @@ def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DE
     Args:
         doc: The raw document.
         errors: Unused (PDF text is Unicode already); accepted for a uniform signature.
-        limits: ``limits.max_pages`` caps the page count (default 5,000).
+        limits: ``max_pages`` caps the page count (default 5,000), ``max_page_chars`` each
+            page's text (default 1,000,000), ``max_text_chars`` all of it (default 50,000,000).
         keep: Names of :data:`~beam_chunking.parsers.drops.DROPS` to keep instead of dropping.
             Default none.
     """
@@ -145,7 +170,7 @@ def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DE
                                  document_id=doc.id, uri=doc.uri)
             outline = _outline(pdf)
             title = " ".join(str(pdf.get_metadata_dict().get("Title") or "").split())
-            pages = [_page_text(pdf, i, doc) for i in range(count)]
+            pages = _page_texts(pdf, count, doc, limits)
         finally:
             pdf.close()
     furniture = Furniture(pages)

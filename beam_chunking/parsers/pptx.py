@@ -17,7 +17,7 @@ from beam_chunking.parsers._build import TextBuilder, clean, collapse, markdown_
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers._zipsafe import open_container
 from beam_chunking.parsers.drops import KEEP_NOTHING
-from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, check_time, exceeded
 from beam_chunking.types import Document, ParsedDocument
 
 
@@ -45,7 +45,8 @@ def parse_pptx(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     Args:
         doc: The raw document.
         errors: Unused (PPTX text is Unicode XML); accepted for a uniform signature.
-        limits: Zip container caps and ``max_pages`` (slides, default 5,000).
+        limits: Zip container caps, ``max_pages`` (slides, default 5,000) and
+            ``max_page_chars`` (one slide's text, notes apart, default 1,000,000).
         keep: Unused (nothing is dropped from this format); accepted for a uniform signature.
     """
     pptx = require("pptx", "python-pptx")
@@ -62,11 +63,15 @@ def parse_pptx(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
                          document_id=doc.id, uri=doc.uri)
     builder = TextBuilder(max_chars=limits.max_text_chars)
     for number, slide in enumerate(slides, start=1):
+        check_time(f"slide {number} of {len(slides)}")
         title_shape = slide.shapes.title
         title = " ".join(collapse(title_shape.text).split()) if title_shape is not None else ""
         path = (title,) if title else ()
         body = _shape_texts(slide.shapes, title_shape, group)
-        builder.add("\n\n".join([title] + body if title else body), heading_path=path, level=1 if title else 0,
+        text = "\n\n".join([title] + body if title else body)
+        if len(text) > limits.max_page_chars:
+            raise exceeded(limits, "max_page_chars", f"PPTX: slide {number} has {len(text)} characters")
+        builder.add(text, heading_path=path, level=1 if title else 0,
                     kind="slide", metadata={"slide": number})
         if slide.has_notes_slide:
             notes = slide.notes_slide.notes_text_frame

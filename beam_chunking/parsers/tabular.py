@@ -9,7 +9,8 @@ first), ``sheet`` (the worksheet name; for CSV/TSV the file name) and
 
 XLSX is streamed with openpyxl's read-only mode (cached values of formulas, not formulas)
 after the zip container passes the checks of :mod:`beam_chunking.parsers._zipsafe`.
-``limits.max_rows`` caps the data rows over all sheets.
+``limits.max_rows`` caps the data rows over all sheets, ``limits.max_columns`` the cells of a
+row and ``limits.max_row_chars`` the text of one row (header row included).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from beam_chunking.parsers._optional import require
 from beam_chunking.parsers._zipsafe import open_container
 from beam_chunking.parsers.decode import decode
 from beam_chunking.parsers.drops import KEEP_NOTHING
-from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, check_time, exceeded
 from beam_chunking.types import Document, ParsedDocument
 
 # A single field may be as large as the document itself (csv's default cap is 128 KiB).
@@ -47,8 +48,15 @@ def _cell(value: Any) -> str:
 def _add_rows(builder: TextBuilder, rows: Iterable[Tuple[int, Sequence[Any]]], sheet: Optional[str],
               doc: Document, limits: ParseLimits, counted: List[int]) -> None:
     columns: Optional[Tuple[str, ...]] = None
+    where = f"sheet {sheet}" if sheet is not None else "the file"
     for number, values in rows:
+        if len(values) > limits.max_columns:
+            raise exceeded(limits, "max_columns", f"row {number} of {where} has {len(values)} columns")
+        check_time(f"row {number} of {where}")
         cells = [_cell(v) for v in values]
+        size = sum(map(len, cells))
+        if size > limits.max_row_chars:
+            raise exceeded(limits, "max_row_chars", f"row {number} of {where} has {size} characters")
         if not any(cells):
             continue
         if columns is None:
@@ -81,7 +89,8 @@ def parse_delimited(doc: Document, *, errors: str = "strict", limits: ParseLimit
     Args:
         doc: The raw document.
         errors: Decoding policy, ``"strict"`` or ``"replace"``.
-        limits: ``limits.max_rows`` caps the data rows (default 1,000,000).
+        limits: ``max_rows`` caps the data rows (default 1,000,000), ``max_columns`` the
+            cells of a row (default 16,384), ``max_row_chars`` a row's text (default 10,000,000).
         keep: Unused (nothing is dropped from this format); accepted for a uniform signature.
     """
     decoded = decode(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
@@ -106,7 +115,8 @@ def parse_xlsx(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     Args:
         doc: The raw document.
         errors: Unused (XLSX text is Unicode XML); accepted for a uniform signature.
-        limits: Zip container caps and ``max_rows`` (default 1,000,000).
+        limits: Zip container caps, ``max_rows`` (default 1,000,000), ``max_columns``
+            (default 16,384) and ``max_row_chars`` (default 10,000,000).
         keep: Unused (nothing is dropped from this format); accepted for a uniform signature.
     """
     openpyxl = require("openpyxl", "openpyxl")

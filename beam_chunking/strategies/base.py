@@ -17,6 +17,7 @@ from typing import Any, Callable, ClassVar, Dict, Iterable, List, Mapping, Optio
 from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
 from beam_chunking.ids import fingerprint
+from beam_chunking.strategies._tables import bound_columns
 from beam_chunking.text.fragments import effective_minimum, looks_like_header, merge_undersized
 from beam_chunking.types import Chunk, ParsedDocument, Section
 
@@ -221,9 +222,17 @@ def document_outcome(strategy: Chunker, doc: ParsedDocument) -> Outcome:
     """Chunk ``doc`` with ``strategy``; every drop is reported, the parser's first.
 
     What the parser left out of the sections (``doc.dropped``) and what the strategy dropped
-    by design are reported together, so the documents table accounts for all of it.
+    by design are reported together, so the documents table accounts for all of it. Sheet
+    rows' ``columns`` metadata is kept within each chunk's ceiling
+    (:func:`~beam_chunking.strategies._tables.bound_columns`).
     """
     outcome = strategy.chunk_outcome(doc)
+    ceiling = getattr(strategy, "max_chunk_size", None)
+    ceiling = ceiling if isinstance(ceiling, int) and not isinstance(ceiling, bool) else None
+    chunks = bound_columns(doc.text, outcome.chunks, ceiling)
+    parents = bound_columns(doc.text, outcome.parents, None)
+    if chunks is not outcome.chunks or parents is not outcome.parents:
+        outcome = dataclasses.replace(outcome, chunks=list(chunks), parents=tuple(parents))
     if not doc.dropped:
         return outcome
     return dataclasses.replace(outcome, dropped=tuple(doc.dropped) + tuple(outcome.dropped))

@@ -121,7 +121,12 @@ class _ReadFn(StageFn):
         local = FileSystems.get_scheme(path) is None
         with (open(path, "rb") if local else
               readable.open(compression_type=beam.io.filesystem.CompressionTypes.UNCOMPRESSED)) as f:
-            data = f.read(self.max_bytes + 1)
+            # Ask for the size the match reported (plus one byte, to see a file that grew):
+            # read(max_bytes + 1) would reserve max_bytes of memory for every file read.
+            want = self.max_bytes + 1 if size is None else min(size, self.max_bytes) + 1
+            data = f.read(want)
+            if len(data) == want and want <= self.max_bytes:  # it grew since it was matched
+                data += f.read(self.max_bytes + 1 - len(data))
         if len(data) > self.max_bytes:
             raise ValueError(f"{uri}: larger than max_bytes={self.max_bytes}")
         self.bytes.inc(len(data))

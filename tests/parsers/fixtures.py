@@ -195,3 +195,130 @@ def realdocs_dir():
     root = os.environ.get("BEAM_CHUNKING_REALDOCS") or Path(__file__).resolve().parents[2].parent / "shared" / "realdocs"
     path = Path(root) / "debian-reference"
     return path if (path / "debian-reference.en.pdf").is_file() else None
+
+
+# Hostile documents (issue 16): small files within every size cap that cost a parser far more
+# than their size. Each generator is sized by its arguments; the tests use small ones and
+# bench/hostile.py the issue's sizes.
+
+def shared_stream_pdf(pages: int = 400, lines: int = 4000,
+                      line: str = "the same words on every page of this file ") -> bytes:
+    """A PDF whose ``pages`` pages all draw one compressed content stream of ``lines`` lines.
+
+    The stream writes every line at a spot inside the page, so each page gives about
+    ``lines * len(line)`` characters of text while the file stays small (4,000 lines: 65 KB
+    for 400 pages of 176,000 characters each). Written by hand: no PDF library shares one
+    stream between pages.
+    """
+    import zlib
+
+    body = b"BT /F1 4 Tf " + b"".join(b"1 0 0 1 20 %d Tm (%s) Tj " % (20 + (k % 200) * 4, line.encode())
+                                      for k in range(lines)) + b"ET"
+    stream = zlib.compress(body, 9)
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: (b"<< /Type /Pages /Kids [" + b" ".join(b"%d 0 R" % (10 + k) for k in range(pages))
+            + b"] /Count %d >>" % pages),
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        4: b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    }
+    for k in range(pages):
+        objects[10 + k] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
+                           b"/Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>")
+    out = io.BytesIO()
+    out.write(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = out.tell()
+        out.write(b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n")
+    xref, size = out.tell(), max(objects) + 1
+    out.write(b"xref\n0 %d\n" % size)
+    for number in range(size):
+        out.write(b"%010d 00000 n \n" % offsets[number] if number in offsets else b"0000000000 65535 f \n")
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref))
+    return out.getvalue()
+
+
+def shared_string_xlsx(rows: int = 40_000, string_chars: int = 32_000) -> bytes:
+    """An XLSX whose ``rows`` data rows all reference one shared string of ``string_chars``
+    characters (40,000 rows: about 207 KB, 1.3 billion characters of cell text).
+
+    Written by hand (openpyxl writes each cell's own string): the sheet's cells point at
+    entry 1 of ``sharedStrings.xml``.
+    """
+    main = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    pkg = "http://schemas.openxmlformats.org/package/2006/relationships"
+    long = ("lorem ipsum " * (string_chars // 12 + 1))[:string_chars]
+    sheet = io.StringIO()
+    sheet.write(f'<?xml version="1.0" encoding="UTF-8"?><worksheet {main}><sheetData>'
+                '<row r="1"><c r="A1" t="s"><v>0</v></c></row>')
+    for r in range(2, rows + 2):
+        sheet.write(f'<row r="{r}"><c r="A{r}" t="s"><v>1</v></c></row>')
+    sheet.write("</sheetData></worksheet>")
+    parts = {
+        "[Content_Types].xml": (
+            '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+            'content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
+            'relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/'
+            'workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+            '<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-'
+            'officedocument.spreadsheetml.worksheet+xml"/><Override PartName="/xl/sharedStrings.xml" ContentType='
+            '"application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>'),
+        "_rels/.rels": (f'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="{pkg}"><Relationship Id="rId1" '
+                        f'Type="{rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>'),
+        "xl/workbook.xml": (f'<?xml version="1.0" encoding="UTF-8"?><workbook {main} xmlns:r="{rel}"><sheets>'
+                            '<sheet name="data" sheetId="1" r:id="rId1"/></sheets></workbook>'),
+        "xl/_rels/workbook.xml.rels": (
+            f'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="{pkg}"><Relationship Id="rId1" '
+            f'Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" '
+            f'Type="{rel}/sharedStrings" Target="sharedStrings.xml"/></Relationships>'),
+        "xl/sharedStrings.xml": (f'<?xml version="1.0" encoding="UTF-8"?><sst {main} count="2" uniqueCount="2">'
+                                 f'<si><t>text</t></si><si><t>{long}</t></si></sst>'),
+        "xl/worksheets/sheet1.xml": sheet.getvalue(),
+    }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in parts.items():
+            z.writestr(name, text)
+    return out.getvalue()
+
+
+def wide_csv(columns: int, rows: int = 3) -> bytes:
+    """A CSV of ``columns`` columns (``c0`` ...) and ``rows`` rows of ``v`` (1M columns: 9.9 MB)."""
+    header = ",".join(f"c{k}" for k in range(columns))
+    row = ",".join(["v"] * columns)
+    return (header + "\n" + "\n".join([row] * rows) + "\n").encode()
+
+
+def many_styles_docx(styles: int = 5_000, paragraphs: int = 5_000) -> bytes:
+    """A DOCX with ``styles`` custom paragraph styles, each of ``paragraphs`` paragraphs using
+    one of them (5,000 and 5,000: about 95 KB). python-docx finds a paragraph's style by
+    scanning every style."""
+    import docx
+
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    base = io.BytesIO()
+    docx.Document().save(base)
+    src = zipfile.ZipFile(io.BytesIO(base.getvalue()))
+    added = "".join(f'<w:style w:type="paragraph" w:customStyle="1" w:styleId="S{k}"><w:name w:val="Custom {k}"/>'
+                    '<w:basedOn w:val="Normal"/></w:style>' for k in range(styles))
+    style_xml = src.read("word/styles.xml").decode().replace("</w:styles>", added + "</w:styles>")
+    body = "".join(f'<w:p><w:pPr><w:pStyle w:val="S{k % styles}"/></w:pPr><w:r><w:t>paragraph {k} of many</w:t>'
+                   "</w:r></w:p>" for k in range(paragraphs))
+    doc_xml = (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="{w}"><w:body>{body}'
+               "<w:sectPr/></w:body></w:document>")
+    return rezip(base.getvalue(), {"word/styles.xml": style_xml.encode(), "word/document.xml": doc_xml.encode()})
+
+
+def nested_lists_html(depth: int) -> bytes:
+    """``depth`` nested ``<ul><li>`` (100,000: 2.2 MB)."""
+    return ("<html><body>" + "<ul><li>item" * depth + "</li></ul>" * depth + "</body></html>").encode()
+
+
+def no_whitespace_text(chars: int, seed: int = 7) -> bytes:
+    """``chars`` characters of A, C, G and T without a single space or newline (a genome)."""
+    import random
+
+    block = "".join(random.Random(seed).choices("ACGT", k=min(chars, 1 << 20)))
+    return (block * (chars // len(block) + 1))[:chars].encode()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from beam_chunking.errors import DecodeError
-from beam_chunking.parsers.html import parse_html
+from beam_chunking.parsers.html import MAX_ELEMENT_PATH, parse_html
 from tests.parsers.fixtures import check_sections, document, section_texts
 
 PAGE = """<!doctype html><html><head><title>Guide</title><style>p{color:red}</style>
@@ -101,7 +101,9 @@ def test_declared_charset_and_invalid_bytes():
 
 def test_deep_nesting_and_empty_input():
     deep = "<div>" * 5000 + "<p>bottom</p>" + "</div>" * 5000
-    assert parse(deep).text.endswith("bottom")
+    doc = parse(deep)  # 10,000 tags: under the depth check; the walk is iterative, the path bounded
+    assert doc.text.endswith("bottom")
+    assert doc.sections[0].metadata["element_path"] == " > ".join(["div"] * MAX_ELEMENT_PATH)
     assert parse("").sections == ()
     assert parse("<html><body><script>x</script></body></html>").sections == ()
 

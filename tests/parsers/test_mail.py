@@ -96,3 +96,18 @@ def test_not_an_email():
         parse(b"")
     with pytest.raises(ParseError, match="not an e-mail"):
         parse(b"just some words\nand more")
+
+
+def test_a_spent_time_budget_fails_the_message_another_cap_only_its_attachment():
+    from beam_chunking.errors import LimitExceeded
+    from beam_chunking.parsers import parse as parse_any
+    from beam_chunking.parsers.limits import ParseLimits
+    from tests.parsers.fixtures import shared_stream_pdf
+
+    slow = eml_bytes(attachments=[("slow.pdf", shared_stream_pdf(pages=200, lines=400), "application/pdf")])
+    with pytest.raises(LimitExceeded, match="max_parse_seconds=0.05"):
+        parse_any(document("message.eml", slow), limits=ParseLimits(max_parse_seconds=0.05))
+    wide = eml_bytes(attachments=[("wide.csv", b"a,b,c\n1,2,3\n", "text/csv")])
+    doc = parse_any(document("message.eml", wide), limits=ParseLimits(max_columns=2))
+    assert doc.metadata["attachments_failed"][0].startswith("wide.csv: LimitExceeded: ")
+    assert "limits.max_columns=2" in doc.metadata["attachments_failed"][0]

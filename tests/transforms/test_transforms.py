@@ -155,3 +155,19 @@ def test_metrics_count_documents_chunks_bytes_and_failures(tmp_path):
                 for c in result.metrics().query(MetricsFilter().with_namespace("beam_chunking"))["counters"]}
     assert counters["documents"] == 3 and counters["bytes"] == 21 + 5 + 8
     assert counters["failed_parse"] == 2 and counters["chunks"] == 1 and counters["documents_chunked"] == 1
+
+
+def test_a_file_is_read_by_its_matched_size_and_a_grown_one_still_in_full(tmp_path):
+    from apache_beam.io.filesystem import FileMetadata
+    from apache_beam.io.fileio import ReadableFile
+
+    from beam_chunking.transforms.read import _ReadFn
+
+    path = tmp_path / "log.txt"
+    path.write_bytes(b"x" * 50)
+    read = _ReadFn(max_bytes=80, metadata={})
+    assert read.read_bytes(ReadableFile(FileMetadata(str(path), 50))) == b"x" * 50
+    assert read.read_bytes(ReadableFile(FileMetadata(str(path), 20))) == b"x" * 50  # grew after the match
+    path.write_bytes(b"x" * 100)
+    with pytest.raises(ValueError, match="larger than max_bytes=80"):
+        read.read_bytes(ReadableFile(FileMetadata(str(path), 20)))
