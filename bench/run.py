@@ -46,21 +46,10 @@ def timed(fn, texts, reps=3):
 
 
 def check(texts, outs, measure, limit):
-    """outs: per text, a list of (text, start or None)."""
-    n = off = over = 0
-    for src, chunks in zip(texts, outs):
-        pos = 0
-        for text, start in chunks:
-            n += 1
-            if start is None:
-                start = src.find(text, max(0, pos - 2 * SIZE))
-            if start < 0 or src[start:start + len(text)] != text:
-                off += 1
-            else:
-                pos = start
-            if measure(text) > limit:
-                over += 1
-    return n, off, over
+    """outs: per text, a list of (text, start or None); see bench.interleave.check_spans."""
+    from bench.interleave import check_spans
+
+    return check_spans(texts, [[(text, start, None) for text, start in chunks] for chunks in outs], measure, limit)
 
 
 def row(name, dt, nbytes, stats, ref=None):
