@@ -6,15 +6,12 @@ committed one on gcp-storage-emulator and is killed with SIGKILL at one step; th
 then reads the output through its manifest and runs a third commit, which must take over the
 dead run's lease and remove every leftover object.
 """
-import io
 import json
 import os
 import signal
 import subprocess
 import sys
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 pytest.importorskip("gcp_storage_emulator")
@@ -22,12 +19,11 @@ pytest.importorskip("gcp_storage_emulator")
 from apache_beam.io.filesystems import FileSystems  # noqa: E402
 
 from beam_chunking.transforms._commit import commit  # noqa: E402
-from beam_chunking.transforms._shards import ShardRef  # noqa: E402
 from beam_chunking.transforms.lease import acquire, read_lease  # noqa: E402
-from beam_chunking.transforms.manifest import MANIFEST, new_run_id, read_manifest, read_table, run_folder, table_files  # noqa: E402
+from beam_chunking.transforms.manifest import MANIFEST, read_manifest  # noqa: E402
 from beam_chunking.transforms.write import SCHEMAS  # noqa: E402
 from tests.pipelines.gcs_emulator import gcs_emulator  # noqa: E402
-from tests.transforms.test_commit_faults import NEW, OLD, _value  # noqa: E402
+from tests.transforms.test_commit_faults import NEW, OLD, expect_whole, new_run  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUCKET = "beam-chunking-faults"
@@ -54,35 +50,8 @@ def gcs(tmp_path_factory):
         yield root
 
 
-def table_file(out, table, run_id, name, rows):
-    schema = SCHEMAS[table]
-    data = [{f.name: (f"{run_id}-{name}-{i}" if f.name in ("chunk_id", "document_id") else
-                      None if f.nullable else _value(f.type)) for f in schema} for i in range(rows)]
-    buffer = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(data, schema=schema), buffer)
-    path = f"{run_folder(out, table, run_id)}/{name}"
-    with FileSystems.create(path) as f:
-        f.write(buffer.getvalue())
-    return ShardRef(table, path)
-
-
-def new_run(out, sizes):
-    run_id = new_run_id()
-    return run_id, [table_file(out, table, run_id, f"part-{k}.parquet", n)
-                    for table, counts in sizes.items() for k, n in enumerate(counts)]
-
-
 def objects(out):
     return sorted(m.path[len(out) + 1:] for m in FileSystems.match([f"{out}/**"])[0].metadata_list)
-
-
-def expect_whole(out, sizes, run_id):
-    manifest = read_manifest(out)
-    assert manifest["run_id"] == run_id
-    for table in ("chunks", "documents", "parents"):
-        rows = sum(sizes.get(table, []))
-        assert read_table(out, table).num_rows == manifest["rows"][table] == rows, table
-        assert all(FileSystems.exists(p) for p in table_files(out, table))
 
 
 @pytest.mark.parametrize("step, published", [

@@ -5,6 +5,7 @@ SIGKILL at one step (a real kill: no ``finally``, no clean-up). The parent then 
 output through its manifest, as a reader would, and runs a third commit, which must remove
 the leftovers and take over the dead run's lease.
 """
+import io
 import os
 import signal
 
@@ -33,13 +34,16 @@ def _value(type_):
 
 
 def table_file(out, table, run_id, name, rows):
-    """A Parquet file of ``rows`` rows in ``table``'s run folder (non-nullable columns filled)."""
+    """A Parquet file of ``rows`` rows in ``table``'s run folder (non-nullable columns filled),
+    written through Beam's file systems: a local folder or ``gs://`` alike."""
     schema = SCHEMAS[table]
     data = [{f.name: (f"{run_id}-{name}-{i}" if f.name in ("chunk_id", "document_id") else
                       None if f.nullable else _value(f.type)) for f in schema} for i in range(rows)]
+    buffer = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(data, schema=schema), buffer)
     path = f"{run_folder(out, table, run_id)}/{name}"
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(data, schema=schema), path)
+    with FileSystems.create(path) as f:
+        f.write(buffer.getvalue())
     return ShardRef(table, path)
 
 
@@ -96,7 +100,7 @@ def expect_whole(out, sizes, run_id):
     for table in ("chunks", "documents", "parents"):
         rows = sum(sizes.get(table, []))
         assert read_table(out, table).num_rows == manifest["rows"][table] == rows, table
-        assert all(os.path.exists(p) for p in table_files(out, table))
+        assert all(FileSystems.exists(p) for p in table_files(out, table))
 
 
 @pytest.mark.parametrize("step, published", [
