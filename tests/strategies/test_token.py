@@ -63,6 +63,22 @@ def test_count_exact_when_trimming_after_multibyte_tokens():
         assert c.token_count == tokens(c.text)
 
 
+def test_hangul_whose_tokens_straddle_syllables_fits_the_smallest_window():
+    # "토큰" is five cl100k tokens, one of them the last byte of 토 with the first of 큰: no
+    # token boundary falls between the syllables, so windows are cut by characters there.
+    for text in ("토큰", "토큰 " * 30 + "끝", "가" + "토큰" * 50):
+        chunks = TokenChunker(max_chunk_size=4, overlap=0).chunk(text)
+        check_chunks(text, chunks, limit=4, measure=tokens)
+        assert all(c.token_count == tokens(c.text) for c in chunks)
+
+
+def test_letter_ends_make_cjk_windows_exact_without_recounting():
+    text = "日本語のテキストです。句読点、そして漢字。" * 200
+    chunks = TokenChunker(max_chunk_size=64, overlap=8).chunk(text)
+    check_chunks(text, chunks, limit=64, measure=tokens)
+    assert all(c.token_count == tokens(c.text) for c in chunks)
+
+
 def test_empty():
     assert TokenChunker().chunk("") == []
     assert TokenChunker().chunk("  \n ") == []
