@@ -8,7 +8,7 @@ stays a float, a bool a bool, a list of strings a list).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
@@ -176,10 +176,23 @@ def _reserved(key: str, value: Any) -> Any:
     return value
 
 
+def _float_list(vector: Sequence[float]) -> List[float]:
+    return [float(x) for x in vector]
+
+
 def chunk_rows(
-    chunks: List[Chunk], *, strategy: str, fingerprint: str, content_type: str, uri: str
+    chunks: List[Chunk], *, strategy: str, fingerprint: str, content_type: str, uri: str,
+    encode_vector: Callable[[Sequence[float]], Any] = _float_list,
 ) -> List[Dict[str, Any]]:
-    """Return one chunks-table row per chunk (``chunk_count`` is the document's total)."""
+    """Return one chunks-table row per chunk (``chunk_count`` is the document's total).
+
+    Args:
+        chunks: The document's chunks, in order.
+        strategy, fingerprint, content_type, uri: The document's values of those columns.
+        encode_vector: Turns a chunk's embedding into its ``embedding`` cell. Default: a
+            list of Python floats (what the Parquet table takes). A sink with its own wire
+            form passes its encoder, so no list of floats is made per row.
+    """
     total = len(chunks)
     rows = []
     for c in chunks:
@@ -203,7 +216,7 @@ def chunk_rows(
         row["metadata"] = [
             (k, encode_metadata_value(k, v)) for k, v in sorted(meta.items()) if k not in RESERVED_TYPES
         ]
-        row["embedding"] = None if c.embedding is None else [float(x) for x in c.embedding]
+        row["embedding"] = None if c.embedding is None else encode_vector(c.embedding)
         rows.append(row)
     return rows
 

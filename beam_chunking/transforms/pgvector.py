@@ -20,6 +20,7 @@ id, and a retried bundle repeats the same deletes and writes, so it leaves the s
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -108,8 +109,6 @@ def binary_copy_types(conn, dimension: Optional[int] = None) -> List[Any]:
     Raises:
         ConfigError: the database has no ``vector`` type.
     """
-    import struct
-
     from psycopg.adapt import Dumper
     from psycopg.pq import Format
     from psycopg.types import TypeInfo
@@ -117,7 +116,6 @@ def binary_copy_types(conn, dimension: Optional[int] = None) -> List[Any]:
     info = TypeInfo.fetch(conn, "vector")
     if info is None:
         raise ConfigError("the vector type is missing: CREATE EXTENSION vector (or pass create=True)")
-    packers: Dict[int, Any] = {}
 
     class VectorDumper(Dumper):
         # pgvector's binary form: uint16 dimensions, uint16 unused, then big-endian float4s.
@@ -125,22 +123,48 @@ def binary_copy_types(conn, dimension: Optional[int] = None) -> List[Any]:
         oid = info.oid
 
         def dump(self, obj):
-            n = len(obj)
-            packer = packers.get(n) or packers.setdefault(n, struct.Struct(f">HH{n}f"))
-            return packer.pack(n, 0, *obj)
+            if isinstance(obj, bytes):  # packed already by pack_vector
+                return obj
+            return pack_vector(obj)
 
     conn.adapters.register_dumper(None, VectorDumper)  # used by oid only, i.e. in COPY
     return [info.oid if f.name == "embedding" else _COPY_TYPES[_pg_type(f, dimension)] for f in CHUNKS_SCHEMA]
 
 
+_PACKERS: Dict[int, struct.Struct] = {}
+
+
+def pack_vector(values) -> bytes:
+    """pgvector's binary form of a vector: uint16 dimensions, uint16 unused, big-endian float4s.
+
+    Raises:
+        ChunkingError: a value is not a number.
+    """
+    n = len(values)
+    packer = _PACKERS.get(n) or _PACKERS.setdefault(n, struct.Struct(f">HH{n}f"))
+    try:
+        return packer.pack(n, 0, *values)
+    except struct.error as exc:
+        raise ChunkingError(f"an embedding must be a list of numbers ({exc})") from None
+
+
 def _copy_row(row: Dict[str, Any]) -> List[Any]:
+    """A chunks-table row as COPY values: typed metadata as a dict, the vector packed.
+
+    A batch waits in memory as these lists: a packed vector is one ``bytes`` object, which
+    the garbage collector never walks, where a list of floats is walked at every collection.
+    """
     out = [row.get(c) for c in COLUMNS]
     meta = out[_META]
     out[_META] = meta if isinstance(meta, dict) else decode_metadata(meta)
+    vector = out[_EMBEDDING]
+    if vector is not None and not isinstance(vector, bytes):
+        out[_EMBEDDING] = pack_vector(vector)
     return out
 
 
 _META = COLUMNS.index("metadata")
+_EMBEDDING = COLUMNS.index("embedding")
 
 
 @dataclass(frozen=True)
@@ -234,7 +258,8 @@ class _WriteFn(beam.DoFn):
     def start_bundle(self):
         if self.conn is None or self.conn.closed or self.conn.broken:
             self._connect()  # the server restarted or dropped us since the last bundle
-        self.pending: Dict[str, Tuple[Dict[str, Any], ...]] = {}
+        # document id -> (its rows as COPY values, whether all their chunk ids are canonical)
+        self.pending: Dict[str, Tuple[List[List[Any]], bool]] = {}
         self.count = 0
 
     def process(self, element):
@@ -245,11 +270,11 @@ class _WriteFn(beam.DoFn):
             return
         document_id, rows = _document(element)
         if document_id in self.pending:  # a later version in the same bundle wins
-            self.count -= max(1, len(self.pending.pop(document_id)))
+            self.count -= max(1, len(self.pending.pop(document_id)[0]))
         n = max(1, len(rows))
         if self.pending and self.count + n > self.config.batch_size:
             self._flush()
-        self.pending[document_id] = rows
+        self.pending[document_id] = ([_copy_row(r) for r in rows], all(_canonical(r) for r in rows))
         self.count += n
 
     def finish_bundle(self):
@@ -259,11 +284,11 @@ class _WriteFn(beam.DoFn):
         pending, self.pending, self.count = self.pending, {}, 0
         if not pending:
             return
-        rows = [r for doc_rows in pending.values() for r in doc_rows]
+        rows = [r for doc_rows, _ in pending.values() for r in doc_rows]
         # Canonical ids ("{document_id}:{start:010d}[#k]") name their document, so once the
         # batch's documents are deleted none can collide with a row left in the table: the
         # rows go straight in. Other ids take the upsert through the temporary table.
-        direct = all(_canonical(r) for r in rows)
+        direct = all(canonical for _, canonical in pending.values())
         try:
             self._apply(pending, rows, direct)
         except self.psycopg.errors.UniqueViolation:
@@ -271,22 +296,27 @@ class _WriteFn(beam.DoFn):
                 raise
             self._apply(pending, rows, direct=False)  # a row written under a foreign id is in the way
         self.rows_written.inc(len(rows))
-        self.replaced.inc(sum(1 for r in pending.values() if r))
-        self.deleted.inc(sum(1 for r in pending.values() if not r))
+        self.replaced.inc(sum(1 for r, _ in pending.values() if r))
+        self.deleted.inc(sum(1 for r, _ in pending.values() if not r))
 
-    def _apply(self, pending: Dict[str, Tuple[Dict[str, Any], ...]], rows: List[Dict[str, Any]], direct: bool):
+    def _apply(self, pending: Dict[str, Tuple[List[List[Any]], bool]], rows: List[List[Any]], direct: bool):
         """One transaction: delete the documents' rows, then write the new ones."""
         sql, cols, stage = self.sql, sql_columns(self.sql), self.sql.Identifier(_STAGE)
         try:
             with self.conn.transaction(), self.conn.cursor() as cur:
                 # Delete first: an error later in the block must roll the deletes back too.
+                # The delete goes by the document_id index whatever the planner guesses: on a
+                # table not analysed yet (a first load) it expects thousands of rows per id
+                # and would scan the whole table once per batch, a load quadratic in its
+                # size. Nothing else in the transaction has an index to prefer.
+                cur.execute("SET LOCAL enable_seqscan = off")
                 cur.execute(sql.SQL("DELETE FROM {} WHERE document_id = ANY(%s)").format(self.target), [list(pending)])
                 if rows:
                     into = self.target if direct else stage
                     with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(into, cols)) as copy:
                         copy.set_types(self.types)
                         for row in rows:
-                            copy.write_row(_copy_row(row))
+                            copy.write_row(row)
                     if not direct:
                         cur.execute(sql.SQL(
                             "INSERT INTO {t} ({c}) SELECT {c} FROM {s} ON CONFLICT (chunk_id) DO UPDATE SET {u}"
@@ -318,7 +348,7 @@ def _document(element) -> Tuple[str, Tuple[Dict[str, Any], ...]]:
     if isinstance(element, ChunkedDocument):
         return element.document_id, tuple(chunk_rows(
             list(element.chunks), strategy=element.strategy, fingerprint=element.strategy_fingerprint,
-            content_type=element.content_type, uri=element.uri))
+            content_type=element.content_type, uri=element.uri, encode_vector=pack_vector))
     if isinstance(element, DocumentRows):
         stray = [r.get("chunk_id") for r in element.rows if r.get("document_id") != element.document_id]
         if stray:

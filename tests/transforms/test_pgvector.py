@@ -218,3 +218,29 @@ def test_options_are_validated_at_construction():
     shown = WriteToPgVector("postgresql://app:s3cret@db/rag", "public.chunks").display_data()
     assert shown["dsn"] == "postgresql://app:***@db/rag" and shown["table"] == "public.chunks"
     assert "s3cret" not in WriteToPgVector("host=db password=s3cret", "chunks").display_data()["dsn"]
+
+
+def seq_scans(pg, table):
+    with psycopg.connect(pg.dsn) as conn:
+        return conn.execute("SELECT coalesce(seq_scan, 0) FROM pg_stat_user_tables WHERE relname = %s",
+                            [table]).fetchone()[0]
+
+
+def test_a_first_load_deletes_by_index_not_by_scanning_the_table(pg):
+    # A table never analysed makes the planner expect thousands of rows per document id:
+    # without the index forced, each batch's delete would scan the whole table.
+    write(pg, "first_load", [], create=True, index=None)
+    before = seq_scans(pg, "first_load")
+    docs = [version(f"doc{k:03d}", 1) for k in range(300)]
+    write(pg, "first_load", docs, batch_size=150)
+    assert seq_scans(pg, "first_load") == before
+    assert len(snapshot(pg, "first_load")) == 900
+
+
+def test_an_embedding_that_is_not_numbers_fails_with_its_cause(pg):
+    bad = version("a", 1)
+    chunk = bad.chunks[0]
+    bad = ChunkedDocument(bad.header, 1, (Chunk(chunk.document_id, 0, chunk.start, chunk.end, chunk.text, 2, {},
+                                                ["x", 1.0, 2.0, 3.0]),), "recursive", "fp1")
+    with pytest.raises(Exception, match="an embedding must be a list of numbers"):
+        write(pg, "not_numbers", [bad], create=True)
