@@ -25,6 +25,13 @@ class ChunkingError(Exception):
         where = uri or document_id
         super().__init__(f"{where}: {message}" if where else message)
 
+    def __reduce__(self):
+        # Exception pickles as ``cls(*args)``: that would name the document twice and drop
+        # keyword-only fields (``LimitExceeded`` cannot even be rebuilt). Rebuild it without
+        # ``__init__`` instead, from its message and attributes, so an error raised in the
+        # parser's child process (:mod:`beam_chunking.parsers.watchdog`) comes back whole.
+        return _rebuild, (type(self), self.args, self.__dict__)
+
 
 class ConfigError(ChunkingError, ValueError):
     """An option or spec value is invalid; the message names the field and the value.
@@ -95,6 +102,16 @@ class SkippedInput(ChunkingError):
 
 class LLMError(ChunkingError):
     """A chat-model request failed after its retries, or was refused (a 4xx other than 429)."""
+
+
+def _rebuild(cls: type, args: tuple, state: dict) -> ChunkingError:
+    """The error of class ``cls`` with ``args`` (its message) and attributes ``state``."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    if isinstance(error, ImportError):  # its ``msg`` is a slot that only its __init__ sets
+        ImportError.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 def require_extra(module: str, package: str, extra: str) -> "types.ModuleType":

@@ -7,25 +7,24 @@ parser has the signature ``parser(document, *, errors="strict", limits=ParseLimi
 Parsers of binary formats import their library lazily: without the ``parsers`` extra they
 fail the document with an error naming it. ``detect_content_type`` types a file from its
 bytes and name; ``check_content_types`` validates the types a job forces by pattern.
+
+The formats whose library calls cannot be interrupted (DOCX, PPTX, XLSX, PDF, e-mail) are
+parsed in a watchdog-guarded child process that is killed when the document's time budget
+runs out (:mod:`beam_chunking.parsers.watchdog`; ``ParseLimits(watchdog=False)`` parses
+them here); ``parse_in_process`` always parses here.
 """
 from __future__ import annotations
 
-import dataclasses
 import difflib
-import hashlib
-from typing import Dict, FrozenSet, Iterable, Mapping, Tuple, Union
+from typing import FrozenSet, Iterable, Mapping, Tuple, Union
 
-from beam_chunking.errors import ConfigError, LimitExceeded, ParseError, UnsupportedContentType
+from beam_chunking.errors import ConfigError
+from beam_chunking.parsers import watchdog
 from beam_chunking.parsers.detect import detect_content_type
+from beam_chunking.parsers.dispatch import PARSERS, parse_in_process
 from beam_chunking.parsers.drops import KEEP_NOTHING, check_keep
-from beam_chunking.parsers.formats import EMAIL, FORMAT_PARSERS, Parser
-from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, parse_budget
-from beam_chunking.parsers.mail import parse_email
-from beam_chunking.parsers.outlook import OUTLOOK, parse_outlook
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
 from beam_chunking.types import Document, ParsedDocument
-
-#: content type -> parser: the single-format parsers and the e-mail parsers (.eml, Outlook .msg).
-PARSERS: Dict[str, Parser] = {**FORMAT_PARSERS, EMAIL: parse_email, OUTLOOK: parse_outlook}
 
 
 def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
@@ -37,39 +36,23 @@ def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLim
         decode_errors: ``"strict"`` (default) or ``"replace"``; see
             :func:`beam_chunking.parsers.decode.decode_text`.
         limits: Safety caps (see :class:`ParseLimits`), ``max_parse_seconds`` included: the
-            parse runs under that time budget.
+            parse runs under that time budget, in a child process killed when it runs out
+            for :data:`~beam_chunking.parsers.watchdog.ISOLATED_TYPES` while
+            ``limits.watchdog`` is on (the default).
         keep: Parts that parsers drop by default to keep instead (names of
             :data:`~beam_chunking.parsers.drops.DROPS`). Default none: drop them all.
 
     Raises:
         UnsupportedContentType: no parser for the content type.
-        ParseError: the parser rejected the bytes (the message says why).
+        ParseError: the parser rejected the bytes (the message says why), or its child
+            process died (the message names the exit status).
         LimitExceeded: a cap of ``limits`` was reached (the message names it).
         MissingExtra: the format's library is not installed (names the extra).
     """
     keep = check_keep(keep)
-    parser = PARSERS.get(document.content_type)
-    if parser is None:
-        raise UnsupportedContentType(
-            f"content type {document.content_type!r} has no parser (supported: "
-            f"{', '.join(sorted(PARSERS))})",
-            document_id=document.id,
-            uri=document.uri,
-        )
-    try:
-        with parse_budget(limits):
-            parsed = parser(document, errors=decode_errors, limits=limits, keep=keep)
-    except LimitExceeded as exc:
-        if exc.uri is None and exc.document_id is None:
-            raise LimitExceeded(str(exc), limit=exc.limit, document_id=document.id, uri=document.uri) from None
-        raise
-    except ParseError as exc:
-        if exc.uri is None and exc.document_id is None:  # raised below the parser, unnamed
-            raise ParseError(str(exc), document_id=document.id, uri=document.uri) from None
-        raise
-    return dataclasses.replace(
-        parsed, size_bytes=len(document.data), sha256=hashlib.sha256(document.data).hexdigest()
-    )
+    if limits.watchdog and watchdog.isolates(document.content_type):
+        return watchdog.parse_isolated(document, decode_errors=decode_errors, limits=limits, keep=keep)
+    return parse_in_process(document, decode_errors=decode_errors, limits=limits, keep=keep)
 
 
 def closest_content_type(ctype: str) -> str:
@@ -109,4 +92,5 @@ def check_content_types(content_types: Union[Mapping[str, str], Iterable[Tuple[s
     return tuple(pairs)
 
 
-__all__ = ["PARSERS", "ParseLimits", "check_content_types", "closest_content_type", "detect_content_type", "parse"]
+__all__ = ["PARSERS", "ParseLimits", "check_content_types", "closest_content_type", "detect_content_type", "parse",
+           "parse_in_process"]

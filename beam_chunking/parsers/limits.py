@@ -5,11 +5,15 @@ the cap and how to raise it (the caps on characters, columns, nesting and time r
 subclass :class:`~beam_chunking.errors.LimitExceeded`, whose message reads
 ``limits.<name>=<value>``); the pipeline goes on with the other documents.
 
-The time budget (``max_parse_seconds``) is cooperative: :func:`parse_budget` starts it for
-one document and :func:`check_time` stops the parse at the next page, row, paragraph or
-element once it is spent. A single library call (PDFium on one page, python-docx opening the
-file, Lexbor building the tree) is not interrupted; the caps on pages, page text, columns and
-nesting depth keep each such call small.
+The time budget (``max_parse_seconds``) is enforced twice. Cooperatively: :func:`parse_budget`
+starts it for one document and :func:`check_time` stops the parse at the next page, row,
+paragraph or element once it is spent. And, for the formats whose library calls can run
+long on their own (python-docx reading one table, openpyxl reading the shared strings,
+PDFium laying out one page, extract-msg), by a watchdog: with ``watchdog=True``
+(the default) those documents are parsed in a child process that is killed once the
+budget plus a grace has passed (:mod:`beam_chunking.parsers.watchdog` lists them and says
+why). The other parsers run in-process; their single calls (Lexbor building a page, decoding
+a text) are kept small by the caps on bytes and nesting depth.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ import contextlib
 import contextvars
 import time
 from dataclasses import dataclass, fields
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional, Tuple
 
 from beam_chunking.errors import ConfigError, LimitExceeded
 
@@ -62,8 +66,16 @@ class ParseLimits:
             (browsers stop nesting at 512). HTML parsers take time quadratic in the depth,
             so a page of 100,000 nested lists is refused before it is parsed.
         max_parse_seconds: Time budget for parsing one document, in seconds (float).
-            Default 300. Checked between pages, rows, paragraphs and elements (see the
-            module docstring).
+            Default 300. Checked between pages, rows, paragraphs and elements, and, with
+            ``watchdog``, a hard bound (see the module docstring).
+        watchdog: Parse the formats whose library calls cannot be interrupted (see
+            :data:`~beam_chunking.parsers.watchdog.ISOLATED_TYPES`) in a child process
+            killed at ``max_parse_seconds`` plus a grace of
+            :data:`~beam_chunking.parsers.watchdog.GRACE_SECONDS`. Default ``True``. It
+            costs one child process per worker process (started at the first such document,
+            about 40 MB, plus the parser libraries it loads) and copying each document and
+            its text between the two (``bench/README.md`` gives the time). ``False`` parses
+            them in-process: cheaper, but one library call may overrun the budget.
     """
 
     max_uncompressed_bytes: int = 512 * MIB
@@ -78,11 +90,15 @@ class ParseLimits:
     max_columns: int = 16_384
     max_html_depth: int = 1_000
     max_parse_seconds: float = 300.0
+    watchdog: bool = True
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            if isinstance(f.default, bool):  # a switch, not a cap
+                if not isinstance(value, bool):
+                    raise ConfigError(f"ParseLimits.{f.name} must be true or false, got {value!r}", field=f.name)
+            elif isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ConfigError(f"ParseLimits.{f.name} must be a positive number, got {value!r}", field=f.name)
 
     @classmethod
@@ -110,14 +126,16 @@ def exceeded(limits: ParseLimits, name: str, what: str) -> LimitExceeded:
 
 
 class _Budget:
-    """The end of one document's parse time (``time.monotonic`` seconds)."""
+    """The start and end of one document's parse time (``time.monotonic`` seconds)."""
 
     __slots__ = ("limits", "started", "ends")
 
-    def __init__(self, limits: ParseLimits):
+    def __init__(self, limits: ParseLimits, window: Optional[Tuple[float, float]] = None):
         self.limits = limits
-        self.started = time.monotonic()
-        self.ends = self.started + limits.max_parse_seconds
+        if window is None:
+            now = time.monotonic()
+            window = (now, now + limits.max_parse_seconds)
+        self.started, self.ends = window
 
 
 _BUDGET: contextvars.ContextVar[Optional[_Budget]] = contextvars.ContextVar("beam_chunking_parse_budget",
@@ -125,20 +143,32 @@ _BUDGET: contextvars.ContextVar[Optional[_Budget]] = contextvars.ContextVar("bea
 
 
 @contextlib.contextmanager
-def parse_budget(limits: ParseLimits) -> Iterator[None]:
+def parse_budget(limits: ParseLimits, window: Optional[Tuple[float, float]] = None) -> Iterator[None]:
     """Run the enclosed parse under ``limits.max_parse_seconds``; :func:`check_time` reads it.
 
     A budget already running (an e-mail's attachment parsed inside the e-mail) is kept: the
     whole document shares one budget.
+
+    Args:
+        limits: The caps; the budget lasts ``limits.max_parse_seconds`` from now.
+        window: ``(started, ends)`` in ``time.monotonic`` seconds instead: the budget that
+            the parent process started, continued in the watchdog's child (the clock is
+            system-wide on Linux, macOS and Windows).
     """
     if _BUDGET.get() is not None:
         yield
         return
-    token = _BUDGET.set(_Budget(limits))
+    token = _BUDGET.set(_Budget(limits, window))
     try:
         yield
     finally:
         _BUDGET.reset(token)
+
+
+def budget_window() -> Optional[Tuple[float, float]]:
+    """``(started, ends)`` of the running budget in ``time.monotonic`` seconds, or ``None``."""
+    budget = _BUDGET.get()
+    return None if budget is None else (budget.started, budget.ends)
 
 
 def check_time(where: str) -> None:

@@ -15,7 +15,7 @@ Example::
     compression: zstd
     metadata: {team: search}
     max_bytes: 268435456          # largest file read (and largest inflated .gz), bytes
-    limits: {max_pages: 5000, max_rows: 1000000, max_compression_ratio: 200}
+    limits: {max_pages: 5000, max_rows: 1000000, max_parse_seconds: 300, watchdog: true}
     keep: [page_furniture]         # keep what parsers drop by default (page_furniture, contents)
     refine: {max_chunk_size: 1500, embedder: minilm}   # sub-split oversized chunks
     sanitise: {redact: [email, phone, secret], functions: ["mypkg.clean:strip_footer"]}

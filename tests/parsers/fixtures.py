@@ -322,3 +322,27 @@ def no_whitespace_text(chars: int, seed: int = 7) -> bytes:
 
     block = "".join(random.Random(seed).choices("ACGT", k=min(chars, 1 << 20)))
     return (block * (chars // len(block) + 1))[:chars].encode()
+
+
+
+def big_table_docx(rows: int, columns: int = 20, seed: int = 3) -> bytes:
+    """A DOCX of one table of ``rows`` rows of ``columns`` one-word cells (3,000 rows: 0.33 MB).
+
+    python-docx reads a table's cells in one call, which the time budget cannot interrupt:
+    3,000 rows of 20 cells take about 1.7 s on one core, growing with the rows.
+    """
+    import docx
+    import random
+
+    rng = random.Random(seed)
+    # Random words keep the deflate ratio near 10, under the zip-bomb cap.
+    words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 9))) for _ in range(5000)]
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    cells = lambda: "".join(f"<w:tc><w:p><w:r><w:t>{rng.choice(words)}</w:t></w:r></w:p></w:tc>" for _ in range(columns))
+    table = ("<w:tbl><w:tblGrid>" + "<w:gridCol/>" * columns + "</w:tblGrid>"
+             + "".join(f"<w:tr>{cells()}</w:tr>" for _ in range(rows)) + "</w:tbl>")
+    xml = (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="{w}"><w:body>'
+           f"{table}<w:sectPr/></w:body></w:document>")
+    base = io.BytesIO()
+    docx.Document().save(base)
+    return rezip(base.getvalue(), {"word/document.xml": xml.encode()})

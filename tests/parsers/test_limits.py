@@ -10,9 +10,12 @@ from beam_chunking.parsers.limits import ParseLimits
 def test_defaults_and_mapping():
     assert ParseLimits.from_mapping(None) == ParseLimits()
     assert ParseLimits.from_mapping({"max_pages": 10}).max_pages == 10
+    assert ParseLimits().watchdog is True
+    assert ParseLimits.from_mapping({"watchdog": False}).watchdog is False
 
 
-@pytest.mark.parametrize("bad", [{"max_pages": 0}, {"max_rows": -1}, {"max_pages": True}, {"max_rows": "9"}])
+@pytest.mark.parametrize("bad", [{"max_pages": 0}, {"max_rows": -1}, {"max_pages": True}, {"max_rows": "9"},
+                                 {"watchdog": 1}, {"watchdog": "no"}, {"max_parse_seconds": 0}])
 def test_invalid_values_name_the_field(bad):
     with pytest.raises(ConfigError) as info:
         ParseLimits.from_mapping(bad)

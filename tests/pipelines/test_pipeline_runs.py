@@ -160,6 +160,9 @@ def test_spec_validation_names_key_paths(tmp_path):
     with pytest.raises(ConfigError, match="max_bytes: expected a positive integer"):
         parse_spec({"max_bytes": "1MB"})
     assert parse_spec({"limits": {"max_rows": 10}, "max_bytes": 99}).limits.max_rows == 10
+    assert parse_spec({"limits": {"watchdog": False}}).limits.watchdog is False
+    with pytest.raises(ConfigError, match=r"limits\.watchdog: .*must be true or false, got 'off'"):
+        parse_spec({"limits": {"watchdog": "off"}})
     spec_file = tmp_path / "spec.yaml"
     spec_file.write_text("input: a/*\noutput: b\nroutes:\n  text/markdown: {name: sentence, max_chunk_size: 64, overlap: 8}\n")
     spec = load_spec(str(spec_file))

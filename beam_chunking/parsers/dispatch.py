@@ -1,0 +1,57 @@
+"""The parser registry by content type, and the in-process parse.
+
+:data:`PARSERS` maps every content type with a parser to it; :func:`parse_in_process` runs
+the one for a document's type in this process, under the document's time budget. Kept apart
+from :func:`beam_chunking.parsers.parse`, which may hand the document to the watchdog's child
+process instead (:mod:`beam_chunking.parsers.watchdog`), so that the child, and the watchdog,
+import this module and not the package that imports them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from typing import Dict, FrozenSet
+
+from beam_chunking.errors import LimitExceeded, ParseError, UnsupportedContentType
+from beam_chunking.parsers.drops import KEEP_NOTHING, check_keep
+from beam_chunking.parsers.formats import EMAIL, FORMAT_PARSERS, Parser
+from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, parse_budget
+from beam_chunking.parsers.mail import parse_email
+from beam_chunking.parsers.outlook import OUTLOOK, parse_outlook
+from beam_chunking.types import Document, ParsedDocument
+
+#: content type -> parser: the single-format parsers and the e-mail parsers (.eml, Outlook .msg).
+PARSERS: Dict[str, Parser] = {**FORMAT_PARSERS, EMAIL: parse_email, OUTLOOK: parse_outlook}
+
+
+def parse_in_process(document: Document, *, decode_errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
+                     keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
+    """:func:`beam_chunking.parsers.parse` in this process, whatever ``limits.watchdog`` says:
+    the time budget is only checked between pages, rows, paragraphs and elements. The
+    watchdog's child parses with it. Arguments and exceptions are those of ``parse``."""
+    keep = check_keep(keep)
+    parser = PARSERS.get(document.content_type)
+    if parser is None:
+        raise UnsupportedContentType(
+            f"content type {document.content_type!r} has no parser (supported: "
+            f"{', '.join(sorted(PARSERS))})",
+            document_id=document.id,
+            uri=document.uri,
+        )
+    try:
+        with parse_budget(limits):
+            parsed = parser(document, errors=decode_errors, limits=limits, keep=keep)
+    except LimitExceeded as exc:
+        if exc.uri is None and exc.document_id is None:
+            raise LimitExceeded(str(exc), limit=exc.limit, document_id=document.id, uri=document.uri) from None
+        raise
+    except ParseError as exc:
+        if exc.uri is None and exc.document_id is None:  # raised below the parser, unnamed
+            raise ParseError(str(exc), document_id=document.id, uri=document.uri) from None
+        raise
+    return dataclasses.replace(
+        parsed, size_bytes=len(document.data), sha256=hashlib.sha256(document.data).hexdigest()
+    )
+
+
+__all__ = ["PARSERS", "parse_in_process"]
