@@ -277,8 +277,8 @@ def token_windows(enc, text: str, start: int, end: int, window: int, overlap: in
     if s >= e:
         return []
     tk = encoded if encoded is not None else TokenIndex(enc, text, s, e)
-    first = int(np.searchsorted(tk.coff, s, side="left"))
-    last = int(np.searchsorted(tk.coff, e, side="right")) - 1
+    first = int(tk.coff.searchsorted(s, side="left"))
+    last = int(tk.coff.searchsorted(e, side="right")) - 1
     # A span encoded on its own is its own tokenization: its count is its length.
     total = tk.n if encoded is None else tk.count(text, s, e)
     if total <= window:
@@ -381,7 +381,7 @@ def _fit(tk: TokenIndex, text: str, cs: int, ce: int, i: int, j: int, exact: boo
         # Trailing whitespace removed at a token boundary removes exactly those tokens (BPE never
         # merged across that boundary). Boundaries inside a multi-byte character share the
         # character's offset, so take the last boundary at that offset, a character boundary.
-        k = int(np.searchsorted(tk.coff, ce_trim, side="right")) - 1
+        k = int(tk.coff.searchsorted(ce_trim, side="right")) - 1
         if i < k <= j and int(tk.coff[k]) == ce_trim and tk.char_ok[k]:
             return k - i, j, ce_trim
     count = tk.count(text, cs, ce_trim)

@@ -79,7 +79,8 @@ _PARQUET_CODECS = {"zstd": "ZSTD", "snappy": "SNAPPY", "gzip": "GZIP", "none": "
 
 def options_fingerprint(config: Any, embedder: Any = None) -> str:
     """12 hex digits over the job options that shape every document's rows besides its
-    strategy: ``token_counter``, ``decode_errors``, ``limits``, ``keep``, ``metadata``,
+    strategy: ``token_counter``, ``decode_errors``, ``limits`` (its caps; not ``watchdog``,
+    which decides where a document is parsed, not what it becomes), ``keep``, ``metadata``,
     ``content_types``, the embedder and this package's version (a new version may parse or
     chunk differently). Recorded in every run's manifest; when it differs, an incremental
     run treats every document as changed.
@@ -97,8 +98,13 @@ def options_fingerprint(config: Any, embedder: Any = None) -> str:
 
     return fingerprint({"version": __version__, "content_types": [list(p) for p in config.content_types],
                         "token_counter": config.token_counter, "decode_errors": config.decode_errors,
-                        "limits": config.limits, "keep": sorted(config.keep), "metadata": dict(config.metadata),
+                        "limits": _caps(config.limits), "keep": sorted(config.keep), "metadata": dict(config.metadata),
                         "embed": model})
+
+
+def _caps(limits: Any) -> Dict[str, Any]:
+    # A document stopped by the watchdog fails, and failed documents are parsed again anyway.
+    return {f.name: getattr(limits, f.name) for f in dataclasses.fields(limits) if f.name != "watchdog"}
 
 
 class PreviousRun(NamedTuple):

@@ -240,3 +240,12 @@ def test_apply_changes_keeps_pgvector_equal_to_the_chunks_table(tmp_path, embed_
             if not incremental:
                 os.remove(os.path.join(src, "doc03.md"))
         assert changes(out)["doc03.md"][0] == "deleted"
+
+
+def test_the_watchdog_switch_is_not_part_of_the_options_fingerprint():
+    from beam_chunking.parsers.limits import ParseLimits
+    from beam_chunking.transforms.incremental import options_fingerprint
+
+    base = options_fingerprint(JobConfig())
+    assert options_fingerprint(JobConfig(limits=ParseLimits(watchdog=False))) == base
+    assert options_fingerprint(JobConfig(limits=ParseLimits(max_pages=10))) != base
