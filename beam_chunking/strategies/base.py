@@ -409,7 +409,8 @@ def join_soft_sections(doc: ParsedDocument, chunks: List[Chunk], owners: Sequenc
     """Join ``undersized`` chunks across soft section boundaries (:func:`soft_boundary`).
 
     A small chunk that looks like a header (a caption, a heading line) waits for the chunk
-    after it; any other small chunk joins the one before it; a join happens only when the
+    after it, and joins the one before it under the same heading when it cannot join that
+    one; any other small chunk joins the one before it; a join happens only when the
     joined span's size fits ``ceiling``. The joined chunk keeps the metadata of the longer
     of the two (its section's provenance) and is flagged again if it is still small.
 
@@ -447,4 +448,27 @@ def join_soft_sections(doc: ParsedDocument, chunks: List[Chunk], owners: Sequenc
                     continue
         out.append(chunk)
         out_owner.append(owner)
+    # A small chunk that looked like a header but could not join the chunk after it (another
+    # heading follows, or the join would pass the ceiling) joins the one before it instead:
+    # a command line closing its section (``# apt-get update`` read as a Markdown heading),
+    # a caption whose table fills its own chunk.
+    k = 1
+    while k < len(out):
+        prev, chunk = out[k - 1], out[k]
+        a, b = doc.sections[out_owner[k - 1]], doc.sections[out_owner[k]]
+        # Under the same heading only: a heading of its own never ends the chunk before it.
+        if (chunk.metadata.get(UNDERSIZED) and out_owner[k - 1] != out_owner[k]
+                and a.heading_path == b.heading_path and looks_like_header(text, chunk.start, chunk.end)
+                and prev.text == text[prev.start:prev.end] and chunk.text == text[chunk.start:chunk.end]
+                and soft_boundary(doc, a, b, prev.end, chunk.start)):
+            joined, n = size(prev.start, chunk.end)
+            if joined <= ceiling:
+                keep = prev if len(prev.text) >= len(chunk.text) else chunk
+                meta = {key: v for key, v in keep.metadata.items() if key != UNDERSIZED}
+                if joined < minimum:
+                    meta[UNDERSIZED] = True
+                out[k - 1] = make_chunk(doc, index=0, start=prev.start, end=chunk.end, token_count=n, metadata=meta)
+                del out[k], out_owner[k]
+                continue
+        k += 1
     return [c if c.index == k else dataclasses.replace(c, index=k) for k, c in enumerate(out)]

@@ -160,3 +160,20 @@ def test_small_sections_join_neighbours_under_the_same_heading_only(strategy):
     assert chunks[0].metadata["heading"] == "3.7.1 Sockets" and "undersized" not in chunks[0].metadata
     assert all(c.metadata["undersized"] is True for c in chunks[1:])
     assert [c.index for c in chunks] == [0, 1, 2] and all(c.text == doc.text[c.start:c.end] for c in chunks)
+
+
+@pytest.mark.parametrize("strategy", [RecursiveChunker(max_chunk_size=400), SentenceChunker(max_chunk_size=100),
+                                      StructuralChunker(max_chunk_size=100)])
+def test_a_header_like_line_closing_its_section_joins_the_chunk_before_it(strategy):
+    # A root prompt read as a Markdown heading, and a caption whose table is too big to take it,
+    # wait for the chunk after them; when that one cannot take them, the one before does.
+    long = ("You can change to another virtual console from the command line as root. " * 3).strip()
+    doc = sectioned([(long, ("1.1.6 Virtual consoles",), None), ("# chvt 3", ("1.1.6 Virtual consoles",), None),
+                     ("Table 1.2 List of consoles", ("1.1.6 Virtual consoles",), None),
+                     ("1.1.7 Leaving the prompt", ("1.1.7 Leaving the prompt",), None)])
+    chunks = strategy.chunk_document(doc)
+    assert chunks[0].text == long + "\n\n# chvt 3\n\nTable 1.2 List of consoles"
+    assert chunks[0].metadata["heading"] == "1.1.6 Virtual consoles" and "undersized" not in chunks[0].metadata
+    # A heading of its own never ends the chunk before it.
+    assert [c.text for c in chunks[1:]] == ["1.1.7 Leaving the prompt"]
+    assert all(c.text == doc.text[c.start:c.end] for c in chunks)
