@@ -160,6 +160,9 @@ def decode_metadata(entries: Optional[List[Any]]) -> Dict[str, Any]:
     return out
 
 
+_NO_RESERVED: Dict[str, None] = dict.fromkeys(RESERVED_KEYS)
+
+
 def _reserved(key: str, value: Any) -> Any:
     if value is None:
         return None
@@ -211,11 +214,15 @@ def chunk_rows(
             "content_type": content_type,
             "uri": uri,
         }
-        for key in RESERVED_KEYS:
-            row[key] = _reserved(key, meta.get(key))
-        row["metadata"] = [
-            (k, encode_metadata_value(k, v)) for k, v in sorted(meta.items()) if k not in RESERVED_TYPES
-        ]
+        # Every reserved column, in schema order; only the keys a chunk has are checked.
+        row.update(_NO_RESERVED)
+        other = []
+        for k, v in sorted(meta.items()):
+            if k in RESERVED_TYPES:
+                row[k] = _reserved(k, v)
+            else:
+                other.append((k, encode_metadata_value(k, v)))
+        row["metadata"] = other
         row["embedding"] = None if c.embedding is None else encode_vector(c.embedding)
         rows.append(row)
     return rows
