@@ -426,6 +426,20 @@ def join_soft_sections(doc: ParsedDocument, chunks: List[Chunk], owners: Sequenc
         The chunks, renumbered; unchanged when none is undersized.
     """
     text = doc.text
+
+    def join(prev: Chunk, chunk: Chunk) -> Optional[Chunk]:
+        # Plain spans only, within the ceiling; the longer one's provenance is kept.
+        if prev.text != text[prev.start:prev.end] or chunk.text != text[chunk.start:chunk.end]:
+            return None
+        joined, n = size(prev.start, chunk.end)
+        if joined > ceiling:
+            return None
+        keep = prev if len(prev.text) >= len(chunk.text) else chunk
+        meta = {k: v for k, v in keep.metadata.items() if k != UNDERSIZED}
+        if joined < minimum:
+            meta[UNDERSIZED] = True
+        return make_chunk(doc, index=0, start=prev.start, end=chunk.end, token_count=n, metadata=meta)
+
     out: List[Chunk] = []
     out_owner: List[int] = []
     for chunk, owner in zip(chunks, owners):
@@ -435,15 +449,10 @@ def join_soft_sections(doc: ParsedDocument, chunks: List[Chunk], owners: Sequenc
             small_cur = bool(chunk.metadata.get(UNDERSIZED))
             header = small_cur and looks_like_header(text, chunk.start, chunk.end)
             if ((small_prev or (small_cur and not header)) and out_owner[-1] != owner
-                    and prev.text == text[prev.start:prev.end] and chunk.text == text[chunk.start:chunk.end]
                     and soft_boundary(doc, doc.sections[out_owner[-1]], doc.sections[owner], prev.end, chunk.start)):
-                joined, n = size(prev.start, chunk.end)
-                if joined <= ceiling:
-                    keep = prev if len(prev.text) >= len(chunk.text) else chunk
-                    meta = {k: v for k, v in keep.metadata.items() if k != UNDERSIZED}
-                    if joined < minimum:
-                        meta[UNDERSIZED] = True
-                    out[-1] = make_chunk(doc, index=0, start=prev.start, end=chunk.end, token_count=n, metadata=meta)
+                both = join(prev, chunk)
+                if both is not None:
+                    out[-1] = both
                     out_owner[-1] = owner
                     continue
         out.append(chunk)
@@ -459,15 +468,10 @@ def join_soft_sections(doc: ParsedDocument, chunks: List[Chunk], owners: Sequenc
         # Under the same heading only: a heading of its own never ends the chunk before it.
         if (chunk.metadata.get(UNDERSIZED) and out_owner[k - 1] != out_owner[k]
                 and a.heading_path == b.heading_path and looks_like_header(text, chunk.start, chunk.end)
-                and prev.text == text[prev.start:prev.end] and chunk.text == text[chunk.start:chunk.end]
                 and soft_boundary(doc, a, b, prev.end, chunk.start)):
-            joined, n = size(prev.start, chunk.end)
-            if joined <= ceiling:
-                keep = prev if len(prev.text) >= len(chunk.text) else chunk
-                meta = {key: v for key, v in keep.metadata.items() if key != UNDERSIZED}
-                if joined < minimum:
-                    meta[UNDERSIZED] = True
-                out[k - 1] = make_chunk(doc, index=0, start=prev.start, end=chunk.end, token_count=n, metadata=meta)
+            both = join(prev, chunk)
+            if both is not None:
+                out[k - 1] = both
                 del out[k], out_owner[k]
                 continue
         k += 1
