@@ -116,7 +116,8 @@ class TokenIndex:
         self.n = len(ids)
         boff = np.zeros(self.n + 1, dtype=np.int64)
         np.cumsum(lens[ids], out=boff[1:])
-        if piece.isascii():
+        ascii_only = piece.isascii()
+        if ascii_only:
             coff = boff
             char_ok = np.ones(self.n + 1, dtype=bool)
         else:
@@ -128,16 +129,20 @@ class TokenIndex:
             np.cumsum(is_start[:-1], out=counts[1:])
             coff = counts[boff]
             char_ok = is_start[boff]
-        self.coff = coff + start
-        # Flags of the token after each boundary, and of the token before it.
-        nxt = np.zeros(self.n + 1, dtype=np.uint8)
-        nxt[:-1] = flags[ids]
-        prev = np.zeros(self.n + 1, dtype=np.uint8)
-        prev[1:] = flags[ids]
-        self.good = ((nxt & _GOOD) != 0) & char_ok
-        # A clean end needs no trimming: its chunk is exactly the slice's tokens.
-        self.clean = self.good & ((prev & _ENDS_WS) == 0)
-        self.soft = ((nxt & _SOFT) != 0) & char_ok
+        self.coff = coff + start if start else coff
+        # Per boundary, the flags of the token after it (none after the last boundary).
+        self._nxt = np.zeros(self.n + 1, dtype=np.uint8)
+        self._nxt[:-1] = flags[ids]
+        good = (self._nxt & _GOOD) != 0
+        if not ascii_only:  # every boundary of ASCII text is a character boundary
+            good &= char_ok
+        self.good = good
+        # A clean end needs no trimming: its chunk is exactly the slice's tokens. The flags of
+        # the token before a boundary are those after the boundary before it.
+        clean = good.copy()
+        clean[1:] &= (self._nxt[:-1] & _ENDS_WS) == 0
+        self.clean = clean
+        self._soft: Optional[np.ndarray] = None  # built when a window finds no good end
         self.char_ok = char_ok
         self.start, self.end = start, end
         self._ends: Optional[np.ndarray] = None
@@ -168,6 +173,13 @@ class TokenIndex:
         at[1:-1] = (cls[:-1] == 1) & (cls[1:] == 2)
         self._ends = at[self.coff - self.start] & self.char_ok
         return self._ends
+
+    @property
+    def soft(self) -> np.ndarray:
+        """Per boundary: the token after it starts with ASCII whitespace (a character boundary)."""
+        if self._soft is None:
+            self._soft = ((self._nxt & _SOFT) != 0) & self.char_ok
+        return self._soft
 
     def add_letter_ends(self, text: str) -> None:
         """Count letter ends (see :meth:`_letter_ends`) among the ``good`` and ``clean``
