@@ -23,7 +23,7 @@ from beam_chunking.transforms.lease import acquire, read_lease  # noqa: E402
 from beam_chunking.transforms.manifest import MANIFEST, read_manifest  # noqa: E402
 from beam_chunking.transforms.write import SCHEMAS  # noqa: E402
 from tests.pipelines.gcs_emulator import gcs_emulator  # noqa: E402
-from tests.transforms.test_commit_faults import NEW, OLD, expect_whole, new_run  # noqa: E402
+from tests.transforms.test_commit_faults import COMMIT_STEPS, NEW, OLD, expect_whole, new_run  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUCKET = "beam-chunking-faults"
@@ -54,13 +54,7 @@ def objects(out):
     return sorted(m.path[len(out) + 1:] for m in FileSystems.match([f"{out}/**"])[0].metadata_list)
 
 
-@pytest.mark.parametrize("step, published", [
-    ("while writing the manifest", False),
-    ("before the manifest rename", False),
-    ("right after the manifest rename", True),
-    ("during garbage removal", True),
-    ("before the lease is released", True),
-])
+@pytest.mark.parametrize("step, published", COMMIT_STEPS)
 def test_a_kill_at_each_commit_step_on_gcs_leaves_one_whole_output(gcs, step, published):
     out = f"{gcs}/{step.replace(' ', '-')}"
     old, refs = new_run(out, OLD)

@@ -103,13 +103,18 @@ def expect_whole(out, sizes, run_id):
         assert all(FileSystems.exists(p) for p in table_files(out, table))
 
 
-@pytest.mark.parametrize("step, published", [
+#: Each commit step a kill is injected at (see :func:`_kill_at`), and whether the new run is
+#: published once the kill has happened there.
+COMMIT_STEPS = [
     ("while writing the manifest", False),
     ("before the manifest rename", False),
     ("right after the manifest rename", True),
     ("during garbage removal", True),
     ("before the lease is released", True),
-])
+]
+
+
+@pytest.mark.parametrize("step, published", COMMIT_STEPS)
 def test_a_kill_at_each_commit_step_leaves_one_whole_output(tmp_path, step, published):
     out = str(tmp_path / "out")
     old, refs = new_run(out, OLD)
