@@ -8,7 +8,7 @@ stays a float, a bool a bool, a list of strings a list).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pyarrow as pa
 
@@ -118,6 +118,33 @@ COMPRESSIONS = ("zstd", "snappy", "gzip", "none")
 _INT64 = (-(2**63), 2**63 - 1)
 
 
+def metadata_kind(key: str, value: Any) -> Optional[str]:
+    """The typed-struct field that holds ``value``: ``"str"``, ``"int"``, ``"float"``,
+    ``"bool"`` or ``"list"``; ``None`` for ``None``.
+
+    Raises:
+        ChunkingError: the value is not ``str | int | float | bool | None | list[str]``.
+    """
+    if value is None:
+        return None
+    kind = _KINDS.get(type(value))
+    if kind is None:  # a subclass (an IntEnum, a str subclass)
+        kind = next((k for t, k in _KINDS.items() if isinstance(value, t)), None)
+    if kind == "int":
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise ChunkingError(f"metadata[{key!r}]={value} does not fit a 64-bit integer")
+    elif kind is None or (kind == "list" and not all(isinstance(v, str) for v in value)):
+        raise ChunkingError(
+            f"metadata[{key!r}] has type {type(value).__name__}; metadata values must be "
+            "str, int, float, bool, None or a list of str"
+        )
+    return kind
+
+
+# bool before int: a bool is an int to isinstance.
+_KINDS = {bool: "bool", str: "str", int: "int", float: "float", list: "list", tuple: "list"}
+
+
 def encode_metadata_value(key: str, value: Any) -> Dict[str, Any]:
     """Return the typed struct for one metadata value.
 
@@ -125,26 +152,19 @@ def encode_metadata_value(key: str, value: Any) -> Dict[str, Any]:
         ChunkingError: the value is not ``str | int | float | bool | None | list[str]``.
     """
     slot: Dict[str, Any] = {"str": None, "int": None, "float": None, "bool": None, "list": None}
-    if value is None:
-        return slot
-    if isinstance(value, bool):
-        slot["bool"] = value
-    elif isinstance(value, int):
-        if not _INT64[0] <= value <= _INT64[1]:
-            raise ChunkingError(f"metadata[{key!r}]={value} does not fit a 64-bit integer")
-        slot["int"] = value
-    elif isinstance(value, float):
-        slot["float"] = value
-    elif isinstance(value, str):
-        slot["str"] = value
-    elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        slot["list"] = list(value)
-    else:
-        raise ChunkingError(
-            f"metadata[{key!r}] has type {type(value).__name__}; metadata values must be "
-            "str, int, float, bool, None or a list of str"
-        )
+    kind = metadata_kind(key, value)
+    if kind is not None:
+        slot[kind] = list(value) if kind == "list" else value
     return slot
+
+
+def typed_metadata(items: List[Tuple[str, Any]]) -> List[Tuple[str, Dict[str, Any]]]:
+    """The ``metadata`` cell of the chunks table: ``(key, typed struct)`` pairs, in order.
+
+    Raises:
+        ChunkingError: a value is not ``str | int | float | bool | None | list[str]``.
+    """
+    return [(k, encode_metadata_value(k, v)) for k, v in items]
 
 
 def decode_metadata(entries: Optional[List[Any]]) -> Dict[str, Any]:
@@ -166,17 +186,22 @@ _NO_RESERVED: Dict[str, None] = dict.fromkeys(RESERVED_KEYS)
 def _reserved(key: str, value: Any) -> Any:
     if value is None:
         return None
-    kind = RESERVED_TYPES[key]
-    if pa.types.is_integer(kind):
+    kind = _RESERVED_KIND[key]
+    if kind == "int":
         ok = isinstance(value, int) and not isinstance(value, bool)
-    elif pa.types.is_list(kind):
+    elif kind == "list":
         ok = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
         value = list(value) if ok else value
     else:
         ok = isinstance(value, str)
     if not ok:
-        raise ChunkingError(f"metadata[{key!r}]={value!r} must be of type {kind}")
+        raise ChunkingError(f"metadata[{key!r}]={value!r} must be of type {RESERVED_TYPES[key]}")
     return value
+
+
+# The check each reserved key's column needs, worked out once.
+_RESERVED_KIND = {k: "int" if pa.types.is_integer(t) else "list" if pa.types.is_list(t) else "str"
+                  for k, t in RESERVED_TYPES.items()}
 
 
 def _float_list(vector: Sequence[float]) -> List[float]:
@@ -186,6 +211,7 @@ def _float_list(vector: Sequence[float]) -> List[float]:
 def chunk_rows(
     chunks: List[Chunk], *, strategy: str, fingerprint: str, content_type: str, uri: str,
     encode_vector: Callable[[Sequence[float]], Any] = _float_list,
+    encode_metadata: Callable[[List[Tuple[str, Any]]], Any] = typed_metadata,
 ) -> List[Dict[str, Any]]:
     """Return one chunks-table row per chunk (``chunk_count`` is the document's total).
 
@@ -195,6 +221,9 @@ def chunk_rows(
         encode_vector: Turns a chunk's embedding into its ``embedding`` cell. Default: a
             list of Python floats (what the Parquet table takes). A sink with its own wire
             form passes its encoder, so no list of floats is made per row.
+        encode_metadata: Turns the metadata that is not a reserved column, ``(key, value)``
+            pairs in key order, into the ``metadata`` cell; it must reject what
+            :func:`typed_metadata` (the default, the Parquet table's typed structs) rejects.
     """
     total = len(chunks)
     rows = []
@@ -221,8 +250,8 @@ def chunk_rows(
             if k in RESERVED_TYPES:
                 row[k] = _reserved(k, v)
             else:
-                other.append((k, encode_metadata_value(k, v)))
-        row["metadata"] = other
+                other.append((k, v))
+        row["metadata"] = encode_metadata(other)
         row["embedding"] = None if c.embedding is None else encode_vector(c.embedding)
         rows.append(row)
     return rows

@@ -87,12 +87,41 @@ def test_metadata_round_trips_with_types():
     assert isinstance(back["n"], int) and isinstance(back["f"], float)
 
 
-@pytest.mark.parametrize("meta", [{"page": "3"}, {"x": {"nested": 1}}, {"big": 2**70}])
+BAD_METADATA = [{"page": "3"}, {"x": {"nested": 1}}, {"big": 2**70}, {"tags": ["a", 1]}, {"b": b"bytes"}]
+
+
+@pytest.mark.parametrize("meta", BAD_METADATA)
 def test_bad_metadata_fails_clearly(meta):
     with pytest.raises(ChunkingError):
         rows = chunk_rows([Chunk("d", 0, 0, 1, "t", None, meta)], strategy="s", fingerprint="f",
                           content_type="t", uri="u")
         chunk_batch(rows)
+
+
+@pytest.mark.parametrize("meta", BAD_METADATA)
+def test_a_sinks_metadata_encoder_rejects_what_the_table_rejects(meta):
+    # The pgvector sink writes metadata as jsonb without the typed structs; the same values fail.
+    from beam_chunking.transforms.pgvector import jsonb_metadata
+
+    with pytest.raises(ChunkingError, match=repr(next(iter(meta)))):
+        chunk_rows([Chunk("d", 0, 0, 1, "t", None, meta)], strategy="s", fingerprint="f", content_type="t",
+                   uri="u", encode_metadata=jsonb_metadata)
+
+
+def test_metadata_subclasses_keep_their_kind():
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Name(str):
+        pass
+
+    rows = chunk_rows([Chunk("d", 0, 0, 1, "t", None, {"level": Level.HIGH, "name": Name("n"), "flag": False,
+                                                       "pair": ("a", "b")})],
+                      strategy="s", fingerprint="f", content_type="t", uri="u")
+    assert decode_metadata(chunk_batch(rows).to_pylist()[0]["metadata"]) == {
+        "flag": False, "level": 3, "name": "n", "pair": ["a", "b"]}
 
 
 def test_lone_surrogate_fails_validation():

@@ -392,15 +392,17 @@ JOINABLE_KINDS = frozenset({"text", "table", "code"})
 
 def soft_boundary(doc: ParsedDocument, a: Section, b: Section, end: int, start: int) -> bool:
     """Whether a chunk ending at ``end`` in section ``a`` may join one starting at ``start`` in
-    the next section ``b``: the same heading path (or ``b`` under ``a``'s heading) and page,
-    both of a joinable kind (:data:`JOINABLE_KINDS`), and nothing left out between them (the
-    parser's table, code and paragraph blocks under one heading). Pages and other headings are
-    hard boundaries."""
+    the next section ``b``: the same heading path (or ``b`` under ``a``'s heading), the same
+    page or the next one, both of a joinable kind (:data:`JOINABLE_KINDS`), and nothing left
+    out between them (the parser's table, code and paragraph blocks under one heading; a page
+    turn with no furniture dropped between). Other headings are hard boundaries."""
     # Section metadata (element_path, kind) may differ: a caption and its table, a sentence and
     # the command it introduces are still one topic under one heading.
     # A section may also flow into its first subsection: a heading with no body of its own
     # belongs with what comes under it.
-    return (b.heading_path[:len(a.heading_path)] == a.heading_path and a.page == b.page and a.kind in JOINABLE_KINDS
+    # Text flows over a page turn: a joined chunk reports both pages (page, page_end).
+    pages_flow = a.page == b.page or (a.page is not None and b.page is not None and b.page == a.page + 1)
+    return (b.heading_path[:len(a.heading_path)] == a.heading_path and pages_flow and a.kind in JOINABLE_KINDS
             and b.kind in JOINABLE_KINDS and not doc.text[end:start].strip())
 
 
@@ -436,6 +438,10 @@ def join_soft_sections(doc: ParsedDocument, chunks: List[Chunk], owners: Sequenc
             return None
         keep = prev if len(prev.text) >= len(chunk.text) else chunk
         meta = {k: v for k, v in keep.metadata.items() if k != UNDERSIZED}
+        if prev.metadata.get("page") is not None and chunk.metadata.get("page") is not None:
+            meta["page"] = min(prev.metadata["page"], chunk.metadata["page"])
+            meta["page_end"] = max(prev.metadata.get("page_end", prev.metadata["page"]),
+                                   chunk.metadata.get("page_end", chunk.metadata["page"]))
         if joined < minimum:
             meta[UNDERSIZED] = True
         return make_chunk(doc, index=0, start=prev.start, end=chunk.end, token_count=n, metadata=meta)

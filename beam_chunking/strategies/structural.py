@@ -10,8 +10,9 @@ from beam_chunking.strategies.base import (UNDERSIZED, Chunker, join_soft_sectio
                                            section_metadata)
 from beam_chunking.strategies.token import MIN_WINDOW_TOKENS
 from beam_chunking.text.fragments import effective_minimum, merge_undersized
-from beam_chunking.text.headings import scan_markdown
-from beam_chunking.text.packing import split_levels
+from beam_chunking.text.headings import ends_sentence, looks_like_heading_line, scan_markdown
+from beam_chunking.text.packing import balanced_groups, split_levels
+from beam_chunking.text.sentences import sentence_spans
 from beam_chunking.text.spans import line_starts
 from beam_chunking.text.tokens import TokenIndex, token_windows
 from beam_chunking.types import Chunk, ParsedDocument, Section
@@ -81,7 +82,39 @@ def structure_scores(text: str, lines: List[int], markdown: bool = True
         scores[a] = min(scores[a], FENCE)
         if b < n:
             scores[b] = min(scores[b], FENCE)
+    _bind_heading_lines(text, lines, scores, fences, tables)
     return scores, fences, tables
+
+
+def _bind_heading_lines(text: str, lines: List[int], scores: List[int],
+                        fences: List[Tuple[int, int, str]], tables: List[Tuple[int, int]]) -> None:
+    """Keep a heading-like line with the text under it, in text without blank lines.
+
+    A line that reads like a heading (:func:`~beam_chunking.text.headings.looks_like_heading_line`:
+    ``= = Gameplay = =``, ``2.1 Setup``) right after a line that ends a sentence, followed by
+    a line at least half as long again that does not read like one, starts a paragraph: its
+    start scores as :data:`TOP`, and the start of the line after it as :data:`LINE`, the
+    weakest, so a cut falls before the heading rather than between it and its body. (After
+    a blank line a paragraph boundary is there already, and the first line of a wrapped
+    paragraph often has a heading's shape.)
+    """
+    n = len(lines) - 1
+    inside = [False] * n
+    for a, b in [(f[0], f[1]) for f in fences] + list(tables):
+        for k in range(a, min(b, n)):
+            inside[k] = True
+
+    def line(k: int) -> str:
+        return text[lines[k]:lines[k + 1]].rstrip("\r\n")
+
+    for k in range(1, n - 1):
+        if scores[k] <= TOP or inside[k] or inside[k + 1] or scores[k + 1] <= FENCE:
+            continue
+        this, before, after = line(k), line(k - 1), line(k + 1)
+        if (looks_like_heading_line(this) and ends_sentence(before) and after.strip()
+                and not looks_like_heading_line(after) and 3 * len(this.strip()) <= 2 * len(after.strip())):
+            scores[k] = TOP
+            scores[k + 1] = LINE
 
 
 @dataclass(frozen=True)
@@ -90,8 +123,10 @@ class StructuralChunker(Chunker):
 
     Boundaries, strongest first: headings (always cut, also Markdown headings inside a
     section), code-fence and table edges, paragraphs starting at indentation 0 and brace
-    depth 0, dedents and brace-depth drops, blank lines, then line breaks; a single line over
-    the budget is cut into token windows. Pieces are packed greedily up to ``max_chunk_size``,
+    depth 0 (and, in text without blank lines, a heading-like line after a sentence, which
+    stays with the line under it), dedents and brace-depth drops, blank lines, then line
+    breaks; a single line over the budget is cut between sentences into even parts, and only
+    a sentence over the budget into token windows. Pieces are packed greedily up to ``max_chunk_size``,
     and a piece that fits is never split, so a code block, a function body or a table that
     fits stays whole. The better choice for Markdown with deep headings, HTML, config files
     and code; use the sentence or semantic strategies for prose.
@@ -160,8 +195,20 @@ class StructuralChunker(Chunker):
         def measure_text(t: str) -> int:
             return len(enc.encode_ordinary(t))
 
-        def fallback(s: int, e: int) -> List[Tuple[int, int]]:
+        def windows(s: int, e: int) -> List[Tuple[int, int]]:
             return [(a, b) for a, b, _ in token_windows(enc, text, s, e, budget, 0, tk)]
+
+        def fallback(s: int, e: int) -> List[Tuple[int, int]]:
+            # One line over the budget (a long paragraph written on one line) is cut between
+            # sentences into even parts; only a sentence over the budget is cut into token
+            # windows.
+            units: List[Tuple[int, int]] = []
+            for a, b in sentence_spans(text, s, e):
+                units.extend(windows(a, b) if measure(a, b) > budget else [(a, b)])
+            if len(units) < 2:
+                return windows(s, e)
+            groups = balanced_groups(len(units), lambda i, j: measure(units[i][0], units[j - 1][1]), budget)
+            return [(units[i][0], units[j - 1][1]) for i, j in groups]
 
         lines = line_starts(text, start, end)
         scores, fences, tables = structure_scores(text, lines, markdown)

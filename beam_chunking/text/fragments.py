@@ -30,6 +30,8 @@ import bisect
 import re
 from typing import Callable, List, Sequence, Tuple
 
+from beam_chunking.text.headings import looks_like_heading_line
+
 #: Size of ``text[s:e]`` in the caller's unit (characters, or tokens counted on its own).
 Measure = Callable[[int, int], int]
 
@@ -37,22 +39,19 @@ Measure = Callable[[int, int], int]
 # it introduces follows it, so it belongs with the next span.
 _OPENS_BLOCK = re.compile(r"[:{(\[]\s*$")
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
-# A plain-text heading: one short line without sentence punctuation or a table pipe at
-# either end, starting with a capital, a digit or a section sign ("2.1 Setup", "Article 2").
-_PLAIN_HEADING = re.compile(r"^[A-Z0-9\u00a7][^\n|]*[^\s.!?;,|)\]\"'\u201d]$")
 
 
 def looks_like_header(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` introduces what follows it: a block header or a heading.
 
     True for a span ending in ``:``, ``{``, ``(`` or ``[`` (a block opens), for one whose
-    first line is a Markdown ATX heading and for a one-line plain-text heading (a capital or
-    digit first, no sentence punctuation or table pipe at the end).
+    first line is a Markdown ATX heading and for a one-line heading by shape
+    (:func:`~beam_chunking.text.headings.looks_like_heading_line`).
     """
     piece = text[start:end]
     if _OPENS_BLOCK.search(piece) or _ATX.match(piece):
         return True
-    return "\n" not in piece and "\r" not in piece and len(piece) <= 120 and bool(_PLAIN_HEADING.match(piece))
+    return "\n" not in piece and "\r" not in piece and looks_like_heading_line(piece)
 
 
 def effective_minimum(min_size: int, max_size: int) -> int:

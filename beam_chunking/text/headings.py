@@ -196,6 +196,30 @@ def compile_patterns(owner: str, patterns: Sequence[Sequence]) -> Tuple[Tuple[re
 # The end of a line after which a heading may follow without a blank line.
 _ENDS_SENTENCE = re.compile(r"[.!?;:][\"'\u201d\u2019)\]]*$")
 
+# A plain-text heading: one short line without sentence punctuation or a table pipe at
+# either end, starting with a capital, a digit or a section sign ("2.1 Setup", "Article 2").
+_PLAIN_HEADING = re.compile(r"^[A-Z0-9\u00a7][^\n|]*[^\s.!?;,|)\]\"'\u201d]$")
+# A MediaWiki heading: "= Title =", "== Section ==", also spaced out ("= = Section = =").
+_WIKI_HEADING = re.compile(r"^(=(?: ?=)*) \S.*? \1$")
+
+
+def looks_like_heading_line(line: str, max_chars: int = MAX_HEADING_CHARS) -> bool:
+    """Whether one line reads like a heading by its shape alone.
+
+    True for a MediaWiki heading (``= = Gameplay = =``) and for a plain one: at most
+    ``max_chars`` characters (default :data:`MAX_HEADING_CHARS`) once stripped, starting with a
+    capital, a digit or ``§``, and ending with no sentence punctuation or table pipe. This is
+    evidence, not structure: callers weigh it with the lines around it.
+    """
+    s = line.strip()
+    return 0 < len(s) <= max_chars and "\n" not in s and bool(_PLAIN_HEADING.match(s) or _WIKI_HEADING.match(s))
+
+
+def ends_sentence(line: str) -> bool:
+    """Whether ``line`` ends with sentence punctuation (``.``, ``!``, ``?``, ``;`` or ``:``,
+    closing quotes and brackets allowed)."""
+    return bool(_ENDS_SENTENCE.search(line.rstrip()))
+
 
 def _match(line: str, patterns, after_blank: bool = True) -> Optional[Tuple[int, str, str]]:
     for regex, level in patterns:

@@ -81,6 +81,46 @@ def greedy_groups(n: int, fits: Fits) -> List[Tuple[int, int]]:
     return out
 
 
+#: Most groups :func:`balanced_groups` evens out; more are packed greedily.
+MAX_BALANCED_GROUPS = 16
+
+
+def balanced_groups(n: int, size: Callable[[int, int], int], limit: int) -> List[Tuple[int, int]]:
+    """Partition units ``[0, n)`` into as few consecutive groups as fit ``limit``, evened out.
+
+    The group count is the greedy one (the fewest that fit); the groups are then made as
+    even as that count allows: the smallest group limit that still gives that count is
+    found by bisection, and the units are packed greedily under it. A paragraph of 230
+    tokens under a 200-token limit becomes two groups of about 115, not 200 and 30. Past
+    :data:`MAX_BALANCED_GROUPS` groups the greedy ones are returned: an uneven last group
+    matters in a paragraph, not in a megabyte-long line, and each bisection step is a pass.
+
+    Args:
+        n: Number of units.
+        size: ``size(a, b)``: the measure of units ``[a, b)`` together (it must grow with
+            ``b``); a single unit over ``limit`` stands alone.
+        limit: The largest group size, in ``size``'s unit.
+
+    Returns:
+        ``(a, b)`` index ranges covering ``[0, n)`` in order; ``[]`` when ``n`` is 0.
+    """
+    def pack(cap: int) -> List[Tuple[int, int]]:
+        return greedy_groups(n, lambda a, b: size(a, b) <= cap)
+
+    best = pack(limit)
+    if not 2 <= len(best) <= MAX_BALANCED_GROUPS:
+        return best
+    low, high = max(1, -(-size(0, n) // len(best))), limit - 1
+    while low <= high:
+        mid = (low + high) // 2
+        groups = pack(mid)
+        if len(groups) <= len(best):
+            best, high = groups, mid - 1
+        else:
+            low = mid + 1
+    return best
+
+
 def split_levels(text: str, lines: Sequence[int], scores: Sequence[int], budget: int, measure: Measure,
                  fallback: Fallback, special: Optional[Special] = None,
                  min_size: int = 0) -> List[Tuple[int, int, Optional[str]]]:

@@ -19,6 +19,8 @@ id, and a retried bundle repeats the same deletes and writes, so it leaves the s
 """
 from __future__ import annotations
 
+import json
+import operator
 import re
 import struct
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ import apache_beam as beam
 import pyarrow as pa
 
 from beam_chunking.errors import ChunkingError, ConfigError, require_extra
-from beam_chunking.schema import CHUNKS_SCHEMA, chunk_rows, decode_metadata
+from beam_chunking.schema import CHUNKS_SCHEMA, chunk_rows, decode_metadata, metadata_kind
 from beam_chunking.transforms._common import NAMESPACE
 from beam_chunking.transforms.records import ChunkedDocument, Failure
 
@@ -112,6 +114,7 @@ def binary_copy_types(conn, dimension: Optional[int] = None) -> List[Any]:
     from psycopg.adapt import Dumper
     from psycopg.pq import Format
     from psycopg.types import TypeInfo
+    from psycopg.types.json import Jsonb
 
     info = TypeInfo.fetch(conn, "vector")
     if info is None:
@@ -127,11 +130,50 @@ def binary_copy_types(conn, dimension: Optional[int] = None) -> List[Any]:
                 return obj
             return pack_vector(obj)
 
-    conn.adapters.register_dumper(None, VectorDumper)  # used by oid only, i.e. in COPY
+    class MetadataDumper(Dumper):
+        # jsonb's binary form: a version byte, then the JSON text.
+        format = Format.BINARY
+        oid = conn.adapters.types["jsonb"].oid
+
+        def dump(self, obj):
+            if isinstance(obj, bytes):  # encoded already by jsonb_metadata
+                return obj
+            if isinstance(obj, Jsonb):  # a caller's own wrapped value
+                obj = obj.obj
+            return _JSONB_VERSION + json.dumps(obj).encode()
+
+    text_oid = conn.adapters.types["text"].oid
+
+    class TextArrayDumper(Dumper):
+        # A one-dimensional text[] in PostgreSQL's binary array form, packed in one go.
+        format = Format.BINARY
+        oid = conn.adapters.types["text"].array_oid
+
+        def dump(self, obj):
+            if not obj:
+                return _ARRAY_HEAD.pack(0, 0, text_oid)
+            items = [None if v is None else v.encode() for v in obj]
+            parts = [_ARRAY_HEAD.pack(1, int(None in items), text_oid), _ARRAY_DIM.pack(len(items), 1)]
+            for item in items:
+                if item is None:
+                    parts.append(_NULL_LENGTH)
+                else:
+                    parts.append(_LENGTH.pack(len(item)))
+                    parts.append(item)
+            return b"".join(parts)
+
+    # Registered by oid only, so they serve the COPY's set_types and nothing else.
+    conn.adapters.register_dumper(None, VectorDumper)
+    conn.adapters.register_dumper(None, MetadataDumper)
+    conn.adapters.register_dumper(None, TextArrayDumper)
     return [info.oid if f.name == "embedding" else _COPY_TYPES[_pg_type(f, dimension)] for f in CHUNKS_SCHEMA]
 
 
 _PACKERS: Dict[int, struct.Struct] = {}
+# PostgreSQL's binary array: dimensions, has-null flag, element type; each dimension's
+# length and lower bound; each element's byte length (-1 for NULL) and bytes.
+_ARRAY_HEAD, _ARRAY_DIM, _LENGTH = struct.Struct(">iiI"), struct.Struct(">ii"), struct.Struct(">i")
+_NULL_LENGTH = _LENGTH.pack(-1)
 
 
 def pack_vector(values) -> bytes:
@@ -148,21 +190,44 @@ def pack_vector(values) -> bytes:
         raise ChunkingError(f"an embedding must be a list of numbers ({exc})") from None
 
 
+_JSONB_VERSION = b"\x01"
+
+
+def jsonb_metadata(items: List[Tuple[str, Any]]) -> bytes:
+    """The ``metadata`` column's binary ``jsonb`` value of ``(key, value)`` pairs.
+
+    A :func:`~beam_chunking.schema.chunk_rows` ``encode_metadata``: the values are checked as
+    the chunks table checks them, and the JSON is written once, with no typed structs
+    built and read back on the way.
+
+    Raises:
+        ChunkingError: a value is not ``str | int | float | bool | None | list[str]``.
+    """
+    for key, value in items:
+        metadata_kind(key, value)
+    return _JSONB_VERSION + json.dumps(dict(items)).encode()
+
+
 def _copy_row(row: Dict[str, Any]) -> List[Any]:
-    """A chunks-table row as COPY values: typed metadata as a dict, the vector packed.
+    """A chunks-table row as COPY values: the metadata as jsonb bytes or a dict, the vector packed.
 
     A batch waits in memory as these lists: a packed vector is one ``bytes`` object, which
     the garbage collector never walks, where a list of floats is walked at every collection.
     """
-    out = [row.get(c) for c in COLUMNS]
+    try:
+        out = list(_ROW_VALUES(row))
+    except KeyError:  # a row without some optional column
+        out = [row.get(c) for c in COLUMNS]
     meta = out[_META]
-    out[_META] = meta if isinstance(meta, dict) else decode_metadata(meta)
+    if not isinstance(meta, (bytes, dict)):  # typed structs, as read from the chunks table
+        out[_META] = decode_metadata(meta)
     vector = out[_EMBEDDING]
     if vector is not None and not isinstance(vector, bytes):
         out[_EMBEDDING] = pack_vector(vector)
     return out
 
 
+_ROW_VALUES = operator.itemgetter(*COLUMNS)
 _META = COLUMNS.index("metadata")
 _EMBEDDING = COLUMNS.index("embedding")
 
@@ -348,7 +413,8 @@ def _document(element) -> Tuple[str, Tuple[Dict[str, Any], ...]]:
     if isinstance(element, ChunkedDocument):
         return element.document_id, tuple(chunk_rows(
             list(element.chunks), strategy=element.strategy, fingerprint=element.strategy_fingerprint,
-            content_type=element.content_type, uri=element.uri, encode_vector=pack_vector))
+            content_type=element.content_type, uri=element.uri, encode_vector=pack_vector,
+            encode_metadata=jsonb_metadata))
     if isinstance(element, DocumentRows):
         stray = [r.get("chunk_id") for r in element.rows if r.get("document_id") != element.document_id]
         if stray:

@@ -177,3 +177,18 @@ def test_a_header_like_line_closing_its_section_joins_the_chunk_before_it(strate
     # A heading of its own never ends the chunk before it.
     assert [c.text for c in chunks[1:]] == ["1.1.7 Leaving the prompt"]
     assert all(c.text == doc.text[c.start:c.end] for c in chunks)
+
+
+@pytest.mark.parametrize("strategy", [RecursiveChunker(max_chunk_size=400), SentenceChunker(max_chunk_size=100),
+                                      StructuralChunker(max_chunk_size=100)])
+def test_a_small_chunk_after_a_page_turn_joins_the_one_before_and_reports_both_pages(strategy):
+    long = ("A paragraph of the book that runs to the foot of its page and on. " * 3).strip()
+    other = "Next paragraph of the section, long enough to stand on its own page."
+    doc = sectioned([(long, ("4.1 Files",), 7), ("%%", ("4.1 Files",), 8),  # the next page, same section
+                     (other, ("4.1 Files",), 10),
+                     ("tail", ("4.1 Files",), 12)])  # two pages on: something was left out between
+    chunks = strategy.chunk_document(doc)
+    assert [c.text for c in chunks] == [long + "\n\n%%", other, "tail"]
+    assert (chunks[0].metadata["page"], chunks[0].metadata["page_end"]) == (7, 8)
+    assert (chunks[1].metadata["page"], chunks[1].metadata["page_end"]) == (10, 10)
+    assert chunks[2].metadata["undersized"] is True and all(c.text == doc.text[c.start:c.end] for c in chunks)

@@ -125,3 +125,23 @@ def test_real_html_chapter_stays_bounded():
     for c in chunks:
         covered[c.start:c.end] = b"\x01" * (c.end - c.start)
     assert all(covered[k] or doc.text[k].isspace() for k in range(len(doc.text)))
+
+
+def test_a_heading_line_in_text_without_blank_lines_stays_with_its_body():
+    # Wiki-style text: one paragraph per line, headings on lines of their own, no blank lines.
+    para = "The game takes place during the war , and follows a penal unit of the army . " * 4
+    text = f" = Title = \n {para}\n {para}\n = = Plot = = \n {para}\n {para}\n"
+    chunks = StructuralChunker(max_chunk_size=200).chunk_markdown(text)
+    holder = next(c for c in chunks if "= = Plot = =" in c.text)
+    assert holder.text.startswith("= = Plot = =") and para.strip() in holder.text
+    assert all(c.token_count == tokens(c.text) <= 200 for c in chunks)
+
+
+def test_a_paragraph_on_one_long_line_is_cut_between_sentences_into_even_parts():
+    sentences = [f"Sentence number {k} tells a little more about the subject at hand." for k in range(17)]
+    line = " ".join(sentences)
+    assert 200 < tokens(line) < 400
+    chunks = StructuralChunker(max_chunk_size=200).chunk(line)
+    assert len(chunks) == 2 and all(c.text.endswith(".") for c in chunks)
+    sizes = [c.token_count for c in chunks]
+    assert max(sizes) - min(sizes) <= 20 and "".join(c.text for c in chunks).replace(" ", "") == line.replace(" ", "")

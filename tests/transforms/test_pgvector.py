@@ -244,3 +244,22 @@ def test_an_embedding_that_is_not_numbers_fails_with_its_cause(pg):
                                                 ["x", 1.0, 2.0, 3.0]),), "recursive", "fp1")
     with pytest.raises(Exception, match="an embedding must be a list of numbers"):
         write(pg, "not_numbers", [bad], create=True)
+
+
+def test_text_arrays_and_metadata_round_trip_through_binary_copy(pg):
+    # The sink's own binary forms for text[] and jsonb: empty, non-ASCII and NULL elements,
+    # and every metadata kind, read back as PostgreSQL stores them.
+    header = DocumentHeader("u", "/corpus/u.md", "text/markdown", 10, "sha")
+    metas = [{"section_path": [], "tags": ["x", "ü"]},
+             {"section_path": ["Über", "日本語", ""], "note": "naïve \"quoted\" \\ text", "n": -2**62, "f": 1e-300,
+              "none": None, "yes": True}]
+    chunks = tuple(Chunk("u", k, k * 10, k * 10 + 5, f"t{k}", 1, m, [0.25, -0.5, 1.0, 2.0]) for k, m in enumerate(metas))
+    write(pg, "arrays", [ChunkedDocument(header, 1, chunks, "recursive", "fp")], create=True)
+    rows = [DocumentRows("w", ({**chunk_rows([Chunk("w", 0, 0, 1, "w", 1)], strategy="s", fingerprint="f",
+                                             content_type="text/plain", uri="w")[0], "section_path": ["a", None]},))]
+    write(pg, "arrays", rows)
+    got = snapshot_columns(pg, "arrays", "section_path, metadata")
+    assert got == [([], {"tags": ["x", "ü"]}),
+                   (["Über", "日本語", ""], {"note": 'naïve "quoted" \\ text', "n": -2**62, "f": 1e-300,
+                                            "none": None, "yes": True}),
+                   (["a", None], {})]
