@@ -151,11 +151,17 @@ def encode_metadata_value(key: str, value: Any) -> Dict[str, Any]:
     Raises:
         ChunkingError: the value is not ``str | int | float | bool | None | list[str]``.
     """
-    slot: Dict[str, Any] = {"str": None, "int": None, "float": None, "bool": None, "list": None}
-    kind = metadata_kind(key, value)
-    if kind is not None:
-        slot[kind] = list(value) if kind == "list" else value
+    slot = _EMPTY_SLOT.copy()
+    if value is None:
+        return slot
+    kind = _KINDS.get(type(value))
+    if kind is None or kind == "int" or kind == "list":  # the checks of metadata_kind
+        kind = metadata_kind(key, value)
+    slot[kind] = list(value) if kind == "list" else value
     return slot
+
+
+_EMPTY_SLOT: Dict[str, Any] = {"str": None, "int": None, "float": None, "bool": None, "list": None}
 
 
 def typed_metadata(items: List[Tuple[str, Any]]) -> List[Tuple[str, Dict[str, Any]]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 #: Characters (over all spans) per extra thread: 8,000 is about half a millisecond of
 #: encoding, against some 30 microseconds to hand a part to a thread.
@@ -65,12 +65,29 @@ def _pool() -> ThreadPoolExecutor:
     if _POOL is None:
         with _LOCK:
             if _POOL is None:
-                _POOL = ThreadPoolExecutor(max_workers=_THREADS - 1, thread_name_prefix="beam-chunking-count")
+                _POOL = ThreadPoolExecutor(max_workers=max(1, _THREADS - 1), thread_name_prefix="beam-chunking-count")
     return _POOL
 
 
 def _count_all(count: Callable[[str], int], text: str, spans: Sequence[Tuple[int, int]]) -> List[int]:
     return [count(text[s:e]) for s, e in spans]
+
+
+def spare_core() -> bool:
+    """Whether a core is idle besides the calling thread's (see :func:`_threads`)."""
+    return _threads() >= 2
+
+
+def run_later(fn: Callable[..., Any], *args: Any) -> "Future[Any]":
+    """Start ``fn(*args)`` on the pool's thread and return its future.
+
+    For work that releases the GIL for most of its time (a whole document's tiktoken
+    encode): the caller goes on with other work meanwhile. Call it only when
+    :func:`spare_core` says a core is idle. Work that takes the GIL often (many short
+    encodes) gains nothing: the caller holds the GIL, and the pool's thread waits for it
+    at every step.
+    """
+    return _pool().submit(fn, *args)
 
 
 def count_spans_threaded(count: Callable[[str], int], text: str, spans: Sequence[Tuple[int, int]],

@@ -25,7 +25,7 @@ Example:
 from __future__ import annotations
 
 import threading
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -96,6 +96,23 @@ def _bmp_table(ranges) -> np.ndarray:
 _CLASS = _bmp_table(_LETTER_RANGES).astype(np.uint8) | (_bmp_table(_NON_LETTER_RANGES).astype(np.uint8) << 1)
 
 
+#: Longest head or tail string :meth:`TokenIndex.count_spans` looks up in its cache, and
+#: most strings the cache holds before it is emptied.
+CACHED_CHARS = 32
+CACHE_ENTRIES = 65_536
+
+
+def encode_span(enc, text: str, start: int, end: int) -> np.ndarray:
+    """The tokens of ``text[start:end]``, as :class:`TokenIndex` takes them.
+
+    One call into tiktoken that holds the GIL only to start and to finish, so it runs
+    beside a busy Python thread.
+    """
+    # encode_to_numpy skips the Python list; with no allowed specials, special-token
+    # strings are encoded as the ordinary text they are, as encode_ordinary does.
+    return enc.encode_to_numpy(text[start:end], allowed_special=set(), disallowed_special=())
+
+
 class TokenIndex:
     """``text[start:end]`` encoded once, with token-boundary to character-offset maps.
 
@@ -104,14 +121,15 @@ class TokenIndex:
         text: The document text.
         start: First character of the encoded span.
         end: One past its last character.
+        ids: The span's tokens from :func:`encode_span`, when they were encoded already
+            (on another thread). Default ``None``: encode the span here.
     """
 
-    def __init__(self, enc, text: str, start: int, end: int):
+    def __init__(self, enc, text: str, start: int, end: int, ids: Optional[np.ndarray] = None):
         self.enc = enc
         piece = text[start:end]
-        # encode_to_numpy skips the Python list; with no allowed specials, special-token
-        # strings are encoded as the ordinary text they are, as encode_ordinary does.
-        ids = enc.encode_to_numpy(piece, allowed_special=set(), disallowed_special=())
+        if ids is None:
+            ids = encode_span(enc, text, start, end)
         lens, flags = _tables(enc)
         self.n = len(ids)
         boff = np.zeros(self.n + 1, dtype=np.int64)
@@ -210,10 +228,7 @@ class TokenIndex:
             ce: One past its last character.
         """
         if self._clean_idx is None:
-            ends = self._letter_ends(text)
-            self._clean_idx = np.flatnonzero(self.clean | ends)
-            self._good_idx = np.flatnonzero(self.good | ends)
-            self._good_coff = self.coff[self._good_idx]
+            self.prepare_counts(text)
         a = int(self._clean_idx.searchsorted(self.coff.searchsorted(cs, side="left")))
         b = int(self._good_coff.searchsorted(ce - 1, side="left")) - 1
         if a < len(self._clean_idx) and b >= 0:
@@ -223,6 +238,60 @@ class TokenIndex:
                 head = len(self.enc.encode_ordinary(text[cs:cp])) if cp > cs else 0
                 return head + (q - p) + len(self.enc.encode_ordinary(text[cq:ce]))
         return len(self.enc.encode_ordinary(text[cs:ce])) if ce > cs else 0
+
+    def prepare_counts(self, text: str) -> None:
+        """Find the boundaries :meth:`count` relies on (done by its first call otherwise)."""
+        if self._clean_idx is None:
+            ends = self._letter_ends(text)
+            self._clean_idx = np.flatnonzero(self.clean | ends)
+            self._good_idx = np.flatnonzero(self.good | ends)
+            self._good_coff = self.coff[self._good_idx]
+
+    def count_spans(self, text: str, spans: Sequence[Tuple[int, int]],
+                    cache: Optional[Dict[str, int]] = None) -> List[int]:
+        """:meth:`count` of every span, the boundary searches done for all spans at once.
+
+        Args:
+            text: The document text this index encodes a span of.
+            spans: ``(start, end)`` spans inside the encoded span.
+            cache: Counts of short strings (heads and tails, mostly single words) kept
+                between calls by the caller; strings of up to :data:`CACHED_CHARS`
+                characters are looked up there first. Default ``None`` (no cache).
+        """
+        self.prepare_counts(text)
+        encode = self.enc.encode_ordinary
+        if not spans:
+            return []
+        cs = np.fromiter((s for s, _ in spans), dtype=np.int64, count=len(spans))
+        ce = np.fromiter((e for _, e in spans), dtype=np.int64, count=len(spans))
+        n_clean, n_good = len(self._clean_idx), len(self._good_idx)
+        if not n_clean or not n_good:
+            return [len(encode(text[s:e])) if e > s else 0 for s, e in spans]
+        a = self._clean_idx.searchsorted(self.coff.searchsorted(cs, side="left"))
+        b = self._good_coff.searchsorted(ce - 1, side="left") - 1
+        p = self._clean_idx[np.minimum(a, n_clean - 1)]
+        q = self._good_idx[np.maximum(b, 0)]
+        cp, cq = self.coff[p], self.coff[q]
+        ok = (a < n_clean) & (b >= 0) & (q >= p) & (cp + 1 < ce)
+
+        def short(piece: str) -> int:
+            if cache is None or len(piece) > CACHED_CHARS:
+                return len(encode(piece))
+            n = cache.get(piece)
+            if n is None:
+                if len(cache) >= CACHE_ENTRIES:
+                    cache.clear()
+                n = cache[piece] = len(encode(piece))
+            return n
+
+        out = []
+        for s, e, good, head_end, tail_start, middle in zip(cs.tolist(), ce.tolist(), ok.tolist(), cp.tolist(),
+                                                            cq.tolist(), (q - p).tolist()):
+            if good:
+                out.append((short(text[s:head_end]) if head_end > s else 0) + middle + short(text[tail_start:e]))
+            else:
+                out.append(len(encode(text[s:e])) if e > s else 0)
+        return out
 
     def piece_start(self, k: int, char: int) -> bool:
         """True when a chunk starting at ``char`` starts exactly at pre-tokenizer piece boundary ``k``."""

@@ -12,7 +12,7 @@ from beam_chunking.errors import ConfigError
 from beam_chunking.ids import normalize_uri
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.transforms.fused import FusedFn
-from beam_chunking.transforms._runners import keeps_pardo_outputs
+from beam_chunking.transforms._runners import drops_finish_bundle_output, keeps_pardo_outputs
 from beam_chunking.transforms._shards import WriteShards
 from beam_chunking.transforms.chunk import ChunkDocuments
 from beam_chunking.transforms.embed import EmbedChunks
@@ -110,10 +110,13 @@ class ChunkFiles(beam.PTransform):
         # The lease first, so that no other run replaces the previous run's files while this
         # one compares with them and copies the unchanged rows.
         plan = self.write.plan(lease=takes_lease(pbegin.pipeline))
+        # Where the runner delivers what a bundle emits when it finishes, a document's token
+        # counts may be taken on another core while the next documents are chunked.
+        late = not drops_finish_bundle_output(pbegin.pipeline.runner)
         previous = previous_run(self.config.output, self.config.overwrite) if self.config.incremental else None
         if previous is None:
-            front = [*self.read.fns(), *self.parse.fns(), *self.chunk.fns()]
-            out = self._process(pbegin, self.read.files(pbegin), front, plan)
+            front = [*self.read.fns(), *self.parse.fns(), *self.chunk.fns(defer_counts=late)]
+            out = self._process(pbegin, self.read.files(pbegin), front, plan, late_outputs=late)
             if self.write.num_shards:  # out holds rows: shuffle them into the fixed shards
                 out = out | "WriteFiles" >> WriteShards(plan.folders, SCHEMAS, self.write.compression,
                                                         self.write.num_shards)
@@ -122,15 +125,17 @@ class ChunkFiles(beam.PTransform):
         # The join with the previous documents spreads the files over the workers.
         before = previous_files(pbegin, previous)
         split = compare(self.read.files(pbegin, spread=False), before, self.read, self.strategy, same)
-        out = self._process(pbegin, split.documents, [*self.parse.fns(), *self.chunk.fns()], plan, changes=False)
+        out = self._process(pbegin, split.documents, [*self.parse.fns(), *self.chunk.fns(defer_counts=late)], plan,
+                            changes=False, late_outputs=late)
         copied = copy_unchanged(before, split.unchanged, plan.folders, SCHEMAS, self.write.compression)
         changes = write_changes(split.changes, split.stale, copied.stale, plan.folders["changes"],
                                 self.write.compression)
         return self.write.commit((out, changes, copied.refs) | "NewAndCopiedFiles" >> beam.Flatten(), plan)
 
-    def _process(self, pbegin, inputs, front, plan, changes: bool = True):
+    def _process(self, pbegin, inputs, front, plan, changes: bool = True, late_outputs: bool = False):
         """``inputs`` through ``front`` (and embedding) to rows, written per bundle unless
-        ``num_shards`` is set (then rows are returned for the shuffle)."""
+        ``num_shards`` is set (then rows are returned for the shuffle). ``late_outputs``:
+        whether the fused stages may emit when their bundle finishes."""
         # The stages run as fused DoFns, not one ParDo each: every ParDo costs the runner
         # per-element work, and Beam's DaskRunner keeps each ParDo's outputs until the job
         # ends. Embedding stays a stage of its own where batches may span documents.
@@ -141,6 +146,6 @@ class ChunkFiles(beam.PTransform):
             separate_embed = self.embed is not None
         writer = [] if self.write.num_shards else [self.write.bundle_writer(plan)]
         if separate_embed:
-            docs = inputs | "Documents" >> beam.ParDo(FusedFn(front)) | "EmbedChunks" >> self.embed
-            return docs | "Rows" >> beam.ParDo(FusedFn(back + writer))
-        return inputs | "Documents" >> beam.ParDo(FusedFn(front + back + writer))
+            docs = inputs | "Documents" >> beam.ParDo(FusedFn(front, late_outputs)) | "EmbedChunks" >> self.embed
+            return docs | "Rows" >> beam.ParDo(FusedFn(back + writer, late_outputs))
+        return inputs | "Documents" >> beam.ParDo(FusedFn(front + back + writer, late_outputs))

@@ -41,3 +41,9 @@ def test_output_at_bundle_end_is_refused_not_lost():
     assert list(fused.process(1)) == []
     with pytest.raises(RuntimeError, match="Buffered emitted 1 outputs when its bundle finished"):
         list(fused.finish_bundle() or ())
+
+
+def test_output_at_bundle_end_goes_through_the_later_fns_where_the_runner_takes_it():
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = p | beam.Create([1, 2]) | beam.ParDo(FusedFn([Buffered(), MapFn(str)], late_outputs=True))
+        assert_that(out, equal_to(["1", "2"]))
