@@ -56,7 +56,8 @@ def _threads() -> int:
         busy = os.getloadavg()[0]
     except (AttributeError, OSError):  # no load average on this platform: use the cores
         return _THREADS
-    return max(1, min(_THREADS, int(_CORES - busy + 1)))
+    # Rounded: a load of 1.4 on two cores (this process and some noise) leaves most of a core idle.
+    return max(1, min(_THREADS, int(_CORES - busy + 1.5)))
 
 
 def _pool() -> ThreadPoolExecutor:

@@ -70,6 +70,12 @@ def test_any_spans_of_adversarial_text_count_as_each_span_alone(sizer, text, pai
 def test_threads_are_used_only_on_cores_the_machine_leaves_idle(monkeypatch):
     monkeypatch.setattr(threaded, "_CORES", 4)
     monkeypatch.setattr(threaded, "_THREADS", 4)
-    for load, threads in ((0.2, 4), (1.0, 4), (2.3, 2), (3.6, 1), (9.0, 1)):
+    for load, threads in ((0.2, 4), (1.0, 4), (2.3, 3), (2.6, 2), (3.6, 1), (9.0, 1)):
         monkeypatch.setattr(threaded.os, "getloadavg", lambda load=load: (load, load, load))
         assert threaded._threads() == threads, load
+    # Two cores, this process busy on one and a little noise: the other core is idle.
+    monkeypatch.setattr(threaded, "_CORES", 2)
+    monkeypatch.setattr(threaded, "_THREADS", 2)
+    for load, spare in ((1.4, True), (1.6, False)):
+        monkeypatch.setattr(threaded.os, "getloadavg", lambda load=load: (load, load, load))
+        assert threaded.spare_core() is spare, load
