@@ -16,9 +16,10 @@ no sink's cost).
 - **WriteToPgVector**: a Beam pipeline on the in-process FnApiRunner, document numbers
   (``Create(..., reshuffle=False)``: a Reshuffle would add a shuffle that is no sink's cost
   either) into a ``Map`` that makes each ``ChunkedDocument`` (what ``ChunkDocuments`` /
-  ``EmbedChunks`` emit) into the sink: rows built and validated from the chunks, a delete of each document's
-  old rows, a binary COPY into a temporary table and ``INSERT ... ON CONFLICT``, one
-  transaction per 500 rows. Pipeline start-up is included.
+  ``EmbedChunks`` emit) into the sink: rows built and validated from the chunks, each
+  document's rows sent into the open binary COPY of its transaction as it arrives, and the
+  stale rows of the transaction's documents deleted at its end; one transaction per
+  ``--batch-size`` rows (default 5,000, the sink's own). Pipeline start-up is included.
 - **plain COPY, binary**: one connection, one transaction, ``COPY table FROM STDIN (FORMAT
   BINARY)`` of the same rows (vectors as float4s), the fastest plain load; the ratio's base.
 - **plain COPY, text**: the same in text format, the vector written as its text form, as most
@@ -120,7 +121,7 @@ def main(argv=None):
     ap.add_argument("--documents", type=int, default=2000)
     ap.add_argument("--chunks", type=int, default=10, help="chunks per document")
     ap.add_argument("--dim", type=int, default=384)
-    ap.add_argument("--batch-size", type=int, default=500, help="the sink's rows per transaction")
+    ap.add_argument("--batch-size", type=int, default=5000, help="the sink's rows per transaction (default: the sink's own default)")
     ap.add_argument("--index", choices=("none", "hnsw", "ivfflat"), default="none")
     ap.add_argument("--reps", type=int, default=3, help="timed rounds after the warm-up")
     ap.add_argument("--dsn", help="an existing PostgreSQL with pgvector (default: a throwaway one)")

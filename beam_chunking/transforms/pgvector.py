@@ -11,11 +11,20 @@ changes and chunks tables. A transaction deletes every
 row of its documents and inserts their new rows, so a reader sees each document either as it
 was or as it is now, never half-replaced, and chunk ids that a document no longer has go in
 the same commit. One transaction holds whole documents up to ``batch_size`` rows (a larger
-document gets a transaction of its own). Rows go in by binary ``COPY``: straight into the
-table when their chunk ids are the canonical ``"{document_id}:{start:010d}"`` ones (the
-delete has removed every row they could collide with), else into a temporary table and then
-``INSERT ... ON CONFLICT (chunk_id) DO UPDATE``. Either way the result is an upsert by chunk
-id, and a retried bundle repeats the same deletes and writes, so it leaves the same table.
+document gets a transaction of its own). Rows go in by binary ``COPY``:
+
+- rows with the canonical ``"{document_id}:{start:010d}"`` ids stream into the table as their
+  documents arrive, and the rows of those documents that the transaction did not write are
+  deleted when it ends (PostgreSQL writes a binary COPY's rows 1,000 at a time, so rows sent
+  as they come are written while the next documents are built);
+- when a streamed row's id is taken (a document changed in place), that batch and the rest
+  of the worker's go the delete-first way: the documents' rows are deleted, then the new
+  ones copied straight in;
+- rows with other ids go into a temporary table and then ``INSERT ... ON CONFLICT (chunk_id)
+  DO UPDATE``.
+
+Either way the result is an upsert by chunk id, and a retried bundle repeats the same deletes
+and writes, so it leaves the same table.
 """
 from __future__ import annotations
 
@@ -262,6 +271,9 @@ class _WriteFn(beam.DoFn):
         self.target = sql.Identifier(*parts)
         self.name = parts[-1]
         self.conn = None
+        self.stream: Optional[_Stream] = None
+        # Rows stream into an open COPY until a new row's id is found taken (see _end_stream).
+        self.streaming = True
         self._connect()
 
     def _connect(self):
@@ -315,12 +327,18 @@ class _WriteFn(beam.DoFn):
                               f"dimension={self.config.dimension}", field="dimension")
 
     def teardown(self):
+        if getattr(self, "stream", None) is not None:
+            self.stream.abandon()
+            self.stream = None
         if getattr(self, "conn", None) is not None:
             self.conn.close()
             self.conn = None
 
     # -- batching ------------------------------------------------------------------------
     def start_bundle(self):
+        if self.stream is not None:  # left open by a bundle that failed: its retry writes it again
+            self.stream.abandon()
+            self.stream = None
         if self.conn is None or self.conn.closed or self.conn.broken:
             self._connect()  # the server restarted or dropped us since the last bundle
         # document id -> (its rows as COPY values, whether all their chunk ids are canonical)
@@ -334,21 +352,72 @@ class _WriteFn(beam.DoFn):
             self.skipped.inc()
             return
         document_id, rows = _document(element)
+        values = [_copy_row(r) for r in rows]
+        canonical = all(_canonical(r) for r in rows)
+        n = max(1, len(rows))
+        if self.streaming and canonical:
+            self._stream(document_id, values, n)
+            return
+        self._end_stream()  # batches commit in order
         if document_id in self.pending:  # a later version in the same bundle wins
             self.count -= max(1, len(self.pending.pop(document_id)[0]))
-        n = max(1, len(rows))
         if self.pending and self.count + n > self.config.batch_size:
             self._flush()
-        self.pending[document_id] = ([_copy_row(r) for r in rows], all(_canonical(r) for r in rows))
+        self.pending[document_id] = (values, canonical)
         self.count += n
 
     def finish_bundle(self):
+        self._end_stream()
         self._flush()
+
+    # -- streaming: rows go into the open COPY as their documents arrive ------------------
+    def _stream(self, document_id: str, values: List[List[Any]], n: int):
+        """Send a document's rows into the batch being streamed, starting one when needed.
+
+        PostgreSQL's binary COPY buffers 1,000 rows before it writes them to the table and its
+        indexes, so a batch sent whole writes most of its rows after the last one arrives,
+        while this worker waits. Sent as each document arrives, the rows are written while
+        the next documents are chunked and packed. The stale rows of the batch's documents
+        are deleted when the batch ends, in the same transaction (see :class:`_Stream`).
+        """
+        stream = self.stream
+        if stream is not None and (document_id in stream.pending or stream.count + n > self.config.batch_size):
+            # A document twice in one batch would keep both versions' rows: the first
+            # version's batch commits first, and the second's delete removes them.
+            self._end_stream()
+            stream = None
+        if stream is None:
+            self._flush()  # documents waiting on the delete-first path go before
+            stream = self.stream = _Stream(self)
+        stream.add(document_id, values, n)
+
+    def _end_stream(self):
+        stream, self.stream = self.stream, None
+        if stream is None:
+            return
+        try:
+            stream.commit()
+        except self.psycopg.errors.UniqueViolation:
+            # A new row has the id of a row already in the table (a changed document whose
+            # chunk starts did not move): this batch goes again the delete-first way, and so
+            # does the rest of this worker's writing, which is likely re-ingestion.
+            self.streaming = False
+            self._write_batch(stream.pending)
+            return
+        self._count(stream.pending)
+
+    def _count(self, pending: Dict[str, Tuple[List[List[Any]], bool]]):
+        self.rows_written.inc(sum(len(r) for r, _ in pending.values()))
+        self.replaced.inc(sum(1 for r, _ in pending.values() if r))
+        self.deleted.inc(sum(1 for r, _ in pending.values() if not r))
 
     def _flush(self):
         pending, self.pending, self.count = self.pending, {}, 0
-        if not pending:
-            return
+        if pending:
+            self._write_batch(pending)
+
+    def _write_batch(self, pending: Dict[str, Tuple[List[List[Any]], bool]]):
+        """Write whole documents in one transaction, deleting their rows first."""
         rows = [r for doc_rows, _ in pending.values() for r in doc_rows]
         # Canonical ids ("{document_id}:{start:010d}[#k]") name their document, so once the
         # batch's documents are deleted none can collide with a row left in the table: the
@@ -360,9 +429,7 @@ class _WriteFn(beam.DoFn):
             if not direct:
                 raise
             self._apply(pending, rows, direct=False)  # a row written under a foreign id is in the way
-        self.rows_written.inc(len(rows))
-        self.replaced.inc(sum(1 for r, _ in pending.values() if r))
-        self.deleted.inc(sum(1 for r, _ in pending.values() if not r))
+        self._count(pending)
 
     def _apply(self, pending: Dict[str, Tuple[List[List[Any]], bool]], rows: List[List[Any]], direct: bool):
         """One transaction: delete the documents' rows, then write the new ones."""
@@ -393,6 +460,87 @@ class _WriteFn(beam.DoFn):
             shown = ", ".join(list(pending)[:3]) + (" ..." if len(pending) > 3 else "")
             raise ChunkingError(f"writing {len(rows)} rows of {len(pending)} documents ({shown}) to "
                                 f"{self.config.table} failed and was rolled back: {exc}") from exc
+
+
+class _Stream:
+    """One batch streamed into the table: an open transaction whose COPY takes each document's
+    rows as it arrives.
+
+    Its end deletes the rows of its documents that this transaction did not write
+    (``age(xmin) <> 0``: a row carries the id of the transaction that wrote it) and commits,
+    so the batch's documents are replaced whole, as on the delete-first path. A new row whose
+    chunk id is taken by an old row fails the COPY; the transaction then rolls back and the
+    caller writes the batch the delete-first way. The transaction has no savepoint, so every
+    row it writes carries its own id.
+    """
+
+    def __init__(self, fn: "_WriteFn"):
+        self.fn = fn
+        self.pending: Dict[str, Tuple[List[List[Any]], bool]] = {}
+        self.count = 0
+        self.tx = fn.conn.transaction()
+        self.tx.__enter__()
+        self.copying = None
+        try:
+            self.cur = fn.conn.cursor()
+            # The delete at the end goes by the document_id index (see _WriteFn._apply).
+            self.cur.execute("SET LOCAL enable_seqscan = off")
+            self.copying = self.cur.copy(
+                fn.sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(fn.target, sql_columns(fn.sql)))
+            copy = self.copying.__enter__()
+            copy.set_types(fn.types)
+            self.write = copy.write_row
+        except BaseException as exc:
+            self._end(exc)
+            raise
+
+    def add(self, document_id: str, values: List[List[Any]], n: int) -> None:
+        """Send one document's rows."""
+        write = self.write
+        for row in values:
+            write(row)
+        self.pending[document_id] = (values, True)
+        self.count += n
+
+    def commit(self) -> None:
+        """End the COPY (PostgreSQL writes its last rows), delete the stale rows, commit.
+
+        Raises:
+            psycopg.errors.UniqueViolation: a new row's chunk id is taken; rolled back.
+            ChunkingError: anything else failed; rolled back.
+        """
+        fn = self.fn
+        try:
+            copying, self.copying = self.copying, None
+            copying.__exit__(None, None, None)
+            self.cur.execute(fn.sql.SQL("DELETE FROM {} WHERE document_id = ANY(%s) AND age(xmin) <> 0").format(
+                fn.target), [list(self.pending)])
+            self.cur.close()
+            tx, self.tx = self.tx, None
+            tx.__exit__(None, None, None)
+        except fn.psycopg.errors.UniqueViolation as exc:
+            self._end(exc)
+            raise
+        except Exception as exc:
+            self._end(exc)
+            shown = ", ".join(list(self.pending)[:3]) + (" ..." if len(self.pending) > 3 else "")
+            raise ChunkingError(f"writing {self.count} rows of {len(self.pending)} documents ({shown}) to "
+                                f"{fn.config.table} failed and was rolled back: {exc}") from exc
+
+    def abandon(self) -> None:
+        """Roll the open transaction back: the bundle that wrote it failed."""
+        self._end(ChunkingError("the bundle failed before this batch was committed"))
+
+    def _end(self, exc: BaseException) -> None:
+        # End what is still open with the error: the COPY fails, the transaction rolls back.
+        for part in ("copying", "tx"):
+            cm = getattr(self, part)
+            setattr(self, part, None)
+            if cm is not None:
+                try:
+                    cm.__exit__(type(exc), exc, exc.__traceback__)
+                except Exception:  # noqa: BLE001 - a broken connection has nothing left to end
+                    pass
 
 
 def _canonical(row: Dict[str, Any]) -> bool:
@@ -496,7 +644,9 @@ class WriteToPgVector(beam.PTransform):
         dimension: Vector length N of the ``vector(N)`` column; required with ``create``, and
             checked against an existing table otherwise. Default ``None``.
         batch_size: Rows per transaction, at most (whole documents: a document with more rows
-            gets a transaction of its own). Default 500.
+            gets a transaction of its own). Default 5,000: PostgreSQL writes a binary COPY's
+            rows 1,000 at a time, so a larger batch has most of its rows written while the
+            next documents arrive.
         index: Vector index made with ``create``: ``"hnsw"`` (default), ``"ivfflat"`` (better
             built after loading, since its lists are fit to the rows present) or ``None``. A
             btree index on ``document_id`` is always made.
@@ -514,7 +664,7 @@ class WriteToPgVector(beam.PTransform):
     """
 
     def __init__(self, dsn: str, table: str, *, create: bool = False, dimension: Optional[int] = None,
-                 batch_size: int = 500, index: Optional[str] = "hnsw", metric: str = "cosine",
+                 batch_size: int = 5000, index: Optional[str] = "hnsw", metric: str = "cosine",
                  ivfflat_lists: int = 100):
         super().__init__()
         if not isinstance(dsn, str) or not dsn.strip():

@@ -263,3 +263,28 @@ def test_text_arrays_and_metadata_round_trip_through_binary_copy(pg):
                    (["Über", "日本語", ""], {"note": 'naïve "quoted" \\ text', "n": -2**62, "f": 1e-300,
                                             "none": None, "yes": True}),
                    (["a", None], {})]
+
+
+def shifted(doc_id: str, v: int) -> ChunkedDocument:
+    """Version ``v`` of a document whose chunks keep the starts (so the ids) of version 1."""
+    base = version(doc_id, 1)
+    return ChunkedDocument(base.header, 1, tuple(Chunk(c.document_id, c.index, c.start, c.end, f"v{v} {c.text}", 2,
+                                                       c.metadata, c.embedding) for c in base.chunks),
+                           "recursive", f"fp{v}")
+
+
+def test_streamed_batches_replace_documents_whole_whatever_their_ids(pg):
+    # Rows stream into an open COPY; a batch's stale rows go when it ends. New rows whose ids
+    # are taken (a document changed in place) fail the COPY, and the batch is written again
+    # the delete-first way: either way each document ends as its last version.
+    write(pg, "streamed", [version(f"d{k}", 1) for k in range(6)], create=True, batch_size=7)
+    later = [shifted("d0", 2), version("d1", 2), DeleteDocument("d2"), version("d3", 2), version("d3", 1),
+             shifted("d4", 3), version("n", 2)]
+    write(pg, "streamed", later, batch_size=7)
+    want = expected(shifted("d0", 2), version("d1", 2), version("d3", 1), shifted("d4", 3), version("d5", 1),
+                    version("n", 2))
+    assert texts(pg, "streamed") == want
+    # The same, when every batch streams: no id is taken.
+    write(pg, "streamed_new", [version("x", 1), version("x", 2), version("y", 1), DeleteDocument("y")], create=True,
+          batch_size=100)
+    assert texts(pg, "streamed_new") == expected(version("x", 2))
