@@ -105,7 +105,7 @@ class ParsedDocument:
     dropped: Tuple[Tuple[str, int], ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """One retrieval unit: an exact span of its document's text.
 
@@ -139,24 +139,45 @@ class Chunk:
     def of_span(cls, document_id: str, index: int, start: int, end: int, text: str,
                 token_count: Optional[int], metadata: Mapping[str, Any]) -> "Chunk":
         """The chunk ``Chunk(document_id, index, start, end, text, token_count, metadata)``,
-        built at less than half the cost of the frozen dataclass's ``__init__`` (which sets
-        each field through ``object.__setattr__``); strategies build every chunk this way."""
-        chunk = object.__new__(cls)
-        object.__setattr__(chunk, "__dict__", {
-            "document_id": document_id, "index": index, "start": start, "end": end, "text": text,
-            "token_count": token_count, "metadata": metadata, "embedding": None, "ordinal": 0})
+        built without the frozen dataclass's keyword handling; strategies build every chunk
+        this way."""
+        chunk = _new(cls)
+        _SET_DOCUMENT(chunk, document_id)
+        _SET_INDEX(chunk, index)
+        _SET_START(chunk, start)
+        _SET_END(chunk, end)
+        _SET_TEXT(chunk, text)
+        _SET_TOKENS(chunk, token_count)
+        _SET_METADATA(chunk, metadata)
+        _SET_EMBEDDING(chunk, None)
+        _SET_ORDINAL(chunk, 0)
         return chunk
 
     def with_token_count(self, token_count: Optional[int]) -> "Chunk":
         """A copy with ``token_count`` set: what ``dataclasses.replace`` gives, at a fraction
         of its cost (the pipeline does this for every chunk of a character strategy)."""
-        copy = object.__new__(type(self))
-        copy.__dict__.update(self.__dict__)
-        copy.__dict__["token_count"] = token_count
+        copy = type(self).of_span(self.document_id, self.index, self.start, self.end, self.text, token_count,
+                                  self.metadata)
+        if self.embedding is not None:
+            _SET_EMBEDDING(copy, self.embedding)
+        if self.ordinal:
+            _SET_ORDINAL(copy, self.ordinal)
         return copy
+
+    def __reduce__(self):
+        # Explicit, so that pickling (Beam's coders) works the same on every Python version.
+        return Chunk, (self.document_id, self.index, self.start, self.end, self.text, self.token_count,
+                       self.metadata, self.embedding, self.ordinal)
 
     @property
     def id(self) -> str:
         """Deterministic id: ``f"{document_id}:{start:010d}"`` plus ``#k`` when ``ordinal`` > 0."""
         base = f"{self.document_id}:{self.start:010d}"
         return f"{base}#{self.ordinal}" if self.ordinal else base
+
+
+_new = object.__new__
+# The slots' own setters: the dataclass is frozen, so its __setattr__ refuses.
+(_SET_DOCUMENT, _SET_INDEX, _SET_START, _SET_END, _SET_TEXT, _SET_TOKENS, _SET_METADATA, _SET_EMBEDDING,
+ _SET_ORDINAL) = (Chunk.__dict__[name].__set__ for name in ("document_id", "index", "start", "end", "text",
+                                                            "token_count", "metadata", "embedding", "ordinal"))
