@@ -106,3 +106,28 @@ def test_span_counts_from_one_encoding_are_each_spans_own(text, picks):
     cache = {}
     got = TokenIndex(ENC, text, 0, len(text)).count_spans(text, spans, cache)
     assert got == [len(ENC.encode_ordinary(text[s:e])) for s, e in spans]
+
+
+def test_waiting_documents_are_bounded(monkeypatch):
+    # Past MAX_WAITING documents (or MAX_WAITING_CHARS of chunk text) the oldest is waited
+    # for, so memory stays bounded however slow the counting is.
+    monkeypatch.setattr(chunk_stage, "spare_core", lambda: True)
+    monkeypatch.setattr(chunk_stage, "MAX_WAITING", 2)
+    fn = _ChunkFn(STRATEGIES["recursive"], "cl100k_base", defer_counts=True)
+    fused = FusedFn([fn], late_outputs=True)
+    fused.setup()
+    fused.start_bundle()
+    sizes = []
+    for d in docs():
+        list(fused.process(d, window=GlobalWindow(), timestamp=MIN_TIMESTAMP))
+        sizes.append(len(fn._waiting))
+    assert max(sizes) <= 2 and len(list(fused.finish_bundle())) == sizes[-1]
+    monkeypatch.setattr(chunk_stage, "MAX_WAITING", 64)
+    monkeypatch.setattr(chunk_stage, "MAX_WAITING_CHARS", 10)
+    fused.start_bundle()
+    sizes = []
+    for d in docs():
+        list(fused.process(d, window=GlobalWindow(), timestamp=MIN_TIMESTAMP))
+        sizes.append(len(fn._waiting))
+    assert max(sizes) <= 1  # every document is over 10 characters: each call waits for the oldest
+    list(fused.finish_bundle())
