@@ -5,7 +5,8 @@
 Runs ``RecursiveChunker(512, 50).chunk`` and semantic-text-splitter's
 ``TextSplitter(512, overlap=50).chunks`` over the ``small`` group of
 ``bench/corpus/mixed-sizes`` (``python bench/mixed_corpus.py`` makes it), each output kept until
-the next pass as ``bench/throughput.py`` keeps it, three ways in fresh processes:
+the next pass as ``bench/throughput.py`` keeps it, interleaved, best of 5 rounds with the
+per-round spread, three ways in fresh processes:
 
 - ``light``: only the two chunkers imported;
 - ``heavy``: Beam, the pipeline modules, pandas and pyarrow imported first, as in a pipeline
@@ -28,6 +29,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROUNDS = 5
 SMALL = os.path.join(HERE, "corpus", "mixed-sizes", "small")
 
 
@@ -49,18 +51,20 @@ def child(mode: str, passes: int) -> dict:
     out = {"tracked objects": len(gc.get_objects()), "MB": round(mb, 2)}
     impls = (("ours", RecursiveChunker(max_chunk_size=512, overlap=50).chunk),
              ("semantic-text-splitter", TextSplitter(512, overlap=50).chunks))
-    best = {name: float("inf") for name, _ in impls}
-    for _ in range(3):  # interleaved rounds, best of each
+    times = {name: [] for name, _ in impls}
+    for _ in range(ROUNDS):  # interleaved rounds
         for name, fn in impls:
             kept = [fn(t) for t in texts]
             t0 = time.perf_counter()
             for _ in range(passes):
                 kept = [fn(t) for t in texts]
-            best[name] = min(best[name], (time.perf_counter() - t0) / passes)
+            times[name].append((time.perf_counter() - t0) / passes)
             del kept
-    for name, secs in best.items():
-        out[f"{name} MB/s"] = round(mb / secs, 1)
-    out["ratio"] = round(best["semantic-text-splitter"] / best["ours"], 2)
+    for name, secs in times.items():
+        out[f"{name} MB/s"] = round(mb / min(secs), 1)
+    out["ratio"] = round(min(times["semantic-text-splitter"]) / min(times["ours"]), 2)
+    rounds = sorted(t / o for t, o in zip(times["semantic-text-splitter"], times["ours"]))
+    out["range"] = f"{rounds[0]:.2f}-{rounds[-1]:.2f}, median {rounds[len(rounds) // 2]:.2f}"
     return out
 
 
@@ -73,13 +77,14 @@ def main() -> None:
         print(json.dumps(child(args.child, args.passes)))
         return
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(HERE), os.environ.get("PYTHONPATH", "")]))
+    print(f"Best of {ROUNDS} interleaved rounds; the ratio of the bests [per-round range, median].\n")
     print("| process | tracked objects | ours MB/s | semantic-text-splitter MB/s | ours / theirs |")
     print("|---|---:|---:|---:|---:|")
     for mode in ("light", "heavy", "no-gc"):
         got = json.loads(subprocess.run([sys.executable, __file__, "--child", mode, "--passes", str(args.passes)],
                                         env=env, capture_output=True, text=True, check=True).stdout)
         print(f"| {mode} | {got['tracked objects']:,} | {got['ours MB/s']} | {got['semantic-text-splitter MB/s']} | "
-              f"{got['ratio']:.2f}x |")
+              f"{got['ratio']:.2f}x [{got['range']}] |")
 
 
 if __name__ == "__main__":

@@ -147,9 +147,7 @@ def binary_copy_types(conn, dimension: Optional[int] = None) -> List[Any]:
         def dump(self, obj):
             if isinstance(obj, bytes):  # encoded already by jsonb_metadata
                 return obj
-            if isinstance(obj, Jsonb):  # a caller's own wrapped value
-                obj = obj.obj
-            return _JSONB_VERSION + json.dumps(obj).encode()
+            return _jsonb(obj.obj if isinstance(obj, Jsonb) else obj)  # a dict, or a caller's Jsonb
 
     text_oid = conn.adapters.types["text"].oid
 
@@ -214,7 +212,12 @@ def jsonb_metadata(items: List[Tuple[str, Any]]) -> bytes:
     """
     for key, value in items:
         metadata_kind(key, value)
-    return _JSONB_VERSION + json.dumps(dict(items)).encode()
+    return _jsonb(dict(items))
+
+
+def _jsonb(obj: Any) -> bytes:
+    # jsonb's binary form: a version byte, then the JSON text.
+    return _JSONB_VERSION + json.dumps(obj).encode()
 
 
 def _copy_row(row: Dict[str, Any]) -> List[Any]:
@@ -457,9 +460,7 @@ class _WriteFn(beam.DoFn):
         except self.psycopg.errors.UniqueViolation:
             raise
         except Exception as exc:  # whatever failed, the block rolled back: say so, and which documents
-            shown = ", ".join(list(pending)[:3]) + (" ..." if len(pending) > 3 else "")
-            raise ChunkingError(f"writing {len(rows)} rows of {len(pending)} documents ({shown}) to "
-                                f"{self.config.table} failed and was rolled back: {exc}") from exc
+            raise _rolled_back(self.config.table, len(rows), pending, exc) from exc
 
 
 class _Stream:
@@ -523,9 +524,7 @@ class _Stream:
             raise
         except Exception as exc:
             self._end(exc)
-            shown = ", ".join(list(self.pending)[:3]) + (" ..." if len(self.pending) > 3 else "")
-            raise ChunkingError(f"writing {self.count} rows of {len(self.pending)} documents ({shown}) to "
-                                f"{fn.config.table} failed and was rolled back: {exc}") from exc
+            raise _rolled_back(fn.config.table, self.count, self.pending, exc) from exc
 
     def abandon(self) -> None:
         """Roll the open transaction back: the bundle that wrote it failed."""
@@ -541,6 +540,13 @@ class _Stream:
                     cm.__exit__(type(exc), exc, exc.__traceback__)
                 except Exception:  # noqa: BLE001 - a broken connection has nothing left to end
                     pass
+
+
+def _rolled_back(table: str, rows: int, documents, exc: BaseException) -> ChunkingError:
+    """The error of a transaction that was rolled back, naming the first documents."""
+    shown = ", ".join(list(documents)[:3]) + (" ..." if len(documents) > 3 else "")
+    return ChunkingError(f"writing {rows} rows of {len(documents)} documents ({shown}) to {table} failed and was "
+                         f"rolled back: {exc}")
 
 
 def _canonical(row: Dict[str, Any]) -> bool:

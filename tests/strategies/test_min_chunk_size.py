@@ -192,3 +192,17 @@ def test_a_small_chunk_after_a_page_turn_joins_the_one_before_and_reports_both_p
     assert (chunks[0].metadata["page"], chunks[0].metadata["page_end"]) == (7, 8)
     assert (chunks[1].metadata["page"], chunks[1].metadata["page_end"]) == (10, 10)
     assert chunks[2].metadata["undersized"] is True and all(c.text == doc.text[c.start:c.end] for c in chunks)
+
+
+
+@pytest.mark.parametrize("strategy", [RecursiveChunker(max_chunk_size=400), StructuralChunker(max_chunk_size=100)])
+def test_no_join_over_a_page_turn_where_furniture_was_dropped_between(strategy):
+    # A running header cut out between the pages stays out: a join would put it back.
+    long = ("A paragraph of the book that runs to the foot of its page and on. " * 3).strip()
+    text = f"{long}\n\nDebian Reference / 4\n\n%%"
+    tail = text.index("%%")
+    doc = ParsedDocument("d", "u", "application/pdf", text,
+                         (Section(0, len(long), heading_path=("4.1 Files",), page=7),
+                          Section(tail, len(text), heading_path=("4.1 Files",), page=8)))
+    chunks = strategy.chunk_document(doc)
+    assert [c.text for c in chunks] == [long, "%%"] and chunks[1].metadata["undersized"] is True

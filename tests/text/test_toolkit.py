@@ -5,7 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from beam_chunking.text.headings import Fence, heading_path, scan_markdown
-from beam_chunking.text.packing import greedy_end, greedy_groups, split_levels
+from beam_chunking.text import packing
+from beam_chunking.text.packing import balanced_groups, greedy_end, greedy_groups, split_levels
 from beam_chunking.text.sentences import sentence_spans
 from beam_chunking.text.spans import ALL_NEWLINES, line_starts, trim_span
 
@@ -72,3 +73,27 @@ def test_sentences_are_trimmed_exact_spans_that_keep_every_character(text):
     assert all(e1 <= s2 for (_, e1), (s2, _) in zip(spans, spans[1:]))
     kept = "".join(text[s:e] for s, e in spans)
     assert "".join(kept.split()) == "".join(text.split())
+
+
+
+def test_balanced_groups_are_as_few_as_greedy_and_even_until_the_cap(monkeypatch):
+    sizes = [20] * 23  # 460 units of size under a limit of 200: greedy gives 200, 200, 60
+    size = lambda a, b: sum(sizes[a:b])  # noqa: E731
+    greedy = greedy_groups(len(sizes), lambda a, b: size(a, b) <= 200)
+    even = balanced_groups(len(sizes), size, 200)
+    assert [size(a, b) for a, b in greedy] == [200, 200, 60]
+    assert len(even) == 3 and [size(a, b) for a, b in even] == [160, 160, 140]
+    assert even[0][0] == 0 and even[-1][1] == len(sizes) and all(x[1] == y[0] for x, y in zip(even, even[1:]))
+    # Past MAX_BALANCED_GROUPS groups the greedy ones come back unchanged.
+    monkeypatch.setattr(packing, "MAX_BALANCED_GROUPS", 2)
+    assert balanced_groups(len(sizes), size, 200) == greedy
+    assert balanced_groups(0, size, 200) == [] and balanced_groups(3, size, 200) == [(0, 3)]
+
+
+@given(st.lists(st.integers(1, 50), min_size=1, max_size=60), st.integers(50, 300))
+def test_balanced_groups_never_pass_the_limit_nor_use_more_groups_than_greedy(sizes, limit):
+    size = lambda a, b: sum(sizes[a:b])  # noqa: E731
+    greedy = greedy_groups(len(sizes), lambda a, b: size(a, b) <= limit)
+    even = balanced_groups(len(sizes), size, limit)
+    assert len(even) == len(greedy) and all(size(a, b) <= limit for a, b in even)
+    assert max(size(a, b) for a, b in even) <= max(size(a, b) for a, b in greedy)

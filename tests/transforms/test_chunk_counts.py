@@ -131,3 +131,16 @@ def test_waiting_documents_are_bounded(monkeypatch):
         sizes.append(len(fn._waiting))
     assert max(sizes) <= 1  # every document is over 10 characters: each call waits for the oldest
     list(fused.finish_bundle())
+
+
+
+def test_the_short_string_cache_is_bounded_and_holds_short_strings_only(monkeypatch):
+    from beam_chunking.text import tokens
+
+    monkeypatch.setattr(tokens, "CACHE_ENTRIES", 50)
+    text = " ".join(f"word{k}" for k in range(3000)) + " " + "x" * 200
+    spans = [(s, s + 40) for s in range(0, len(text) - 40, 37)] + [(len(text) - 200, len(text))]
+    cache: dict = {}
+    got = TokenIndex(ENC, text, 0, len(text)).count_spans(text, spans, cache)
+    assert got == [len(ENC.encode_ordinary(text[s:e])) for s, e in spans]
+    assert 0 < len(cache) <= 50 and all(len(k) <= tokens.CACHED_CHARS for k in cache)
