@@ -33,44 +33,16 @@ from beam_chunking.text.spans import skip_space, trim_end
 
 
 _LOCK = threading.Lock()
-_TABLES: Dict[str, Tuple[np.ndarray, np.ndarray]] = {}
+_TABLES: Dict[str, "_Tables"] = {}
 
 # Per-token flags.
 _GOOD = 1  # starts with b" " + an ASCII letter: always the first token of a pre-tokenizer piece
 _SOFT = 2  # starts with ASCII whitespace
 _ENDS_WS = 4  # ends with ASCII whitespace, or with a non-ASCII byte (it may end NBSP & co.)
+_STARTS_CHAR = 8  # its first byte begins a UTF-8 character (the boundary before it is one)
+# Bits 4-5: the class of its first character; bits 6-7: that of its last (see _edge_classes).
+_FIRST_SHIFT, _LAST_SHIFT = 4, 6
 _WS = b" \n\t\r"
-
-
-def _tables(enc) -> Tuple[np.ndarray, np.ndarray]:
-    """Per token id: byte length and flags (built once per encoding and process)."""
-    t = _TABLES.get(enc.name)
-    if t is not None:
-        return t
-    with _LOCK:
-        t = _TABLES.get(enc.name)
-        if t is None:
-            n = enc.n_vocab
-            lens = np.zeros(n, dtype=np.int64)
-            flags = np.zeros(n, dtype=np.uint8)
-            for i in range(n):
-                try:
-                    b = enc.decode_single_token_bytes(i)
-                except KeyError:
-                    continue
-                lens[i] = len(b)
-                f = 0
-                if b[0] in _WS:
-                    f |= _SOFT
-                    if len(b) > 1 and b[0] == 32 and (65 <= b[1] <= 90 or 97 <= b[1] <= 122):
-                        f |= _GOOD
-                if b[-1] in _WS or b[-1] >= 0x80:
-                    f |= _ENDS_WS
-                flags[i] = f
-            t = (lens, flags)
-            _TABLES[enc.name] = t
-        return t
-
 
 #: Code points that are letters (``\\p{L}``) in every Unicode version since their block was
 #: added: ASCII letters, CJK ideographs (URO as of 1.1, Extension A), hiragana and katakana
@@ -82,18 +54,151 @@ _LETTER_RANGES = ((0x41, 0x5A), (0x61, 0x7A), (0x3041, 0x3094), (0x30A1, 0x30FA)
 _NON_LETTER_RANGES = ((0x00, 0x40), (0x5B, 0x60), (0x7B, 0x7F), (0x2010, 0x2027), (0x2030, 0x205E),
                       (0x3000, 0x3004), (0x3008, 0x3011), (0x3014, 0x301F), (0xFF01, 0xFF0F),
                       (0xFF1A, 0xFF20), (0xFF3B, 0xFF40), (0xFF5B, 0xFF65))
+#: Character classes in :class:`_Tables`: ``_CUT`` marks a character the token holds only
+#: part of, so that the token alone cannot say which it is.
+_LETTER, _NON_LETTER, _CUT = 1, 2, 3
 
 
-def _bmp_table(ranges) -> np.ndarray:
-    """Per BMP code point: whether it lies in ``ranges`` (U+FFFF, a non-character, never does)."""
-    out = np.zeros(0x10000, dtype=bool)
+def _bmp_table(ranges, value: int) -> np.ndarray:
+    """Per BMP code point: ``value`` where it lies in ``ranges``, else 0."""
+    out = np.zeros(0x10000, dtype=np.uint8)
     for lo, hi in ranges:
-        out[lo:hi + 1] = True
+        out[lo:hi + 1] = value
     return out
 
 
-#: 0 = neither, 1 = a letter, 2 = never a letter; one lookup per code point (64 KiB).
-_CLASS = _bmp_table(_LETTER_RANGES).astype(np.uint8) | (_bmp_table(_NON_LETTER_RANGES).astype(np.uint8) << 1)
+#: The class of every BMP code point (U+FFFF, a non-character, is neither); 64 KiB.
+_CLASS = _bmp_table(_LETTER_RANGES, _LETTER) | _bmp_table(_NON_LETTER_RANGES, _NON_LETTER)
+
+
+def _char_class(ch: str) -> int:
+    """:data:`_LETTER`, :data:`_NON_LETTER`, or 0 (neither) for the character ``ch``."""
+    cp = ord(ch)
+    return int(_CLASS[cp]) if cp < 0x10000 else 0
+
+
+def _char_class_of(b: bytes) -> int:
+    """The class of the one character encoded by ``b``; 0 for bytes that are not UTF-8
+    (a vocabulary may hold such tokens)."""
+    try:
+        return _char_class(b.decode("utf-8"))
+    except (UnicodeDecodeError, TypeError):  # not one valid character
+        return 0
+
+
+def _utf8_length(lead: int) -> int:
+    """Bytes of the UTF-8 character that begins with byte ``lead`` (0 for a continuation byte)."""
+    return 0 if lead & 0xC0 == 0x80 else 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+
+
+def _bits(continuation: bytes, lead_bits: int) -> int:
+    """``lead_bits`` followed by the six payload bits of each continuation byte."""
+    for x in continuation:
+        lead_bits = lead_bits << 6 | x & 0x3F
+    return lead_bits
+
+
+def _edge_classes(b: bytes) -> Tuple[int, int]:
+    """Classes of the first and the last character of token bytes ``b``.
+
+    Where the token holds only part of the character, the class is ``_CUT`` if that
+    character may matter to :meth:`TokenIndex._letter_ends` and 0 if it cannot: the first
+    character may be a non-letter (its first bytes allow a code point in
+    :data:`_NON_LETTER_RANGES`), the last one may be a letter (the token holds its last
+    bytes only, which never say). A token that begins or ends inside a character gets 0
+    there: that boundary is not a character boundary anyway.
+    """
+    length = _utf8_length(b[0])
+    if length == 0:
+        first = 0
+    elif len(b) >= length:
+        first = _char_class_of(b[:length])
+    else:  # the lowest and highest code points that begin with these bytes
+        bits = _bits(b[1:], b[0] & (0x7F >> length))
+        missing = 6 * (length - len(b))
+        lo, hi = bits << missing, (bits << missing) | ((1 << missing) - 1)
+        first = _CUT if any(lo <= h and r <= hi for r, h in _NON_LETTER_RANGES) else 0
+    k = len(b) - 1  # the last character's first byte
+    while k > 0 and b[k] & 0xC0 == 0x80:
+        k -= 1
+    length = _utf8_length(b[k])
+    if length == 0:
+        last = _CUT
+    elif k + length == len(b):
+        last = _char_class_of(b[k:])
+    else:
+        last = 0
+    return first, last
+
+
+class _Tables:
+    """What each token id's bytes say, for one encoding (built once per process).
+
+    Attributes:
+        flags: The ``_GOOD``, ``_SOFT``, ``_ENDS_WS`` and ``_STARTS_CHAR`` bits, and the
+            classes of the first and last characters (:func:`_edge_classes`) at
+            ``_FIRST_SHIFT`` and ``_LAST_SHIFT``: one gather per document reads them all.
+        starts: Characters that begin in the token (bytes that are not UTF-8 continuation
+            bytes), so that a boundary's character offset is a sum over the tokens before
+            it rather than over the text's bytes.
+    """
+
+    def __init__(self, enc):
+        n = enc.n_vocab
+        tokens = []
+        for i in range(n):
+            try:
+                tokens.append(enc.decode_single_token_bytes(i))
+            except KeyError:  # an id the encoding leaves unused: no flags
+                tokens.append(b"")
+        # The bytes of all tokens in one array: the flags of the ASCII tokens (95% of
+        # cl100k) are then a few array operations, not a Python loop.
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
+        raw = np.frombuffer(b"".join(tokens) + b"\0\0", dtype=np.uint8)
+        begin = np.zeros(n, dtype=np.int64)
+        np.cumsum(lengths[:-1], out=begin[1:])
+        used = lengths > 0
+        first, second, last = raw[begin], raw[begin + 1], raw[np.maximum(begin + lengths - 1, 0)]
+        is_ws = np.zeros(256, dtype=bool)
+        is_ws[list(_WS)] = True
+        letter = ((second | 0x20) >= ord("a")) & ((second | 0x20) <= ord("z")) & (lengths > 1)
+        flags = np.where(is_ws[first], _SOFT, 0) | np.where((first == 32) & letter, _GOOD, 0)
+        flags |= np.where(is_ws[last] | (last >= 0x80), _ENDS_WS, 0)
+        flags |= np.where(first & 0xC0 != 0x80, _STARTS_CHAR, 0)
+        flags |= (_CLASS[first].astype(np.int64) << _FIRST_SHIFT) | (_CLASS[last].astype(np.int64) << _LAST_SHIFT)
+        char_begins = (raw[:-2] & 0xC0) != 0x80
+        starts = np.add.reduceat(char_begins, np.minimum(begin, len(char_begins) - 1)) if len(char_begins) else 0
+        self.starts = np.where(used, starts, 0).astype(np.uint8)
+        non_ascii = np.zeros(n, dtype=bool)
+        if len(char_begins):
+            non_ascii = np.maximum.reduceat(raw[:-2], np.minimum(begin, len(char_begins) - 1)) >= 0x80
+        self.flags = np.where(used, flags, 0).astype(np.uint8)
+        for i in np.flatnonzero(non_ascii & used).tolist():  # their edge characters need decoding
+            head, tail = _edge_classes(tokens[i])
+            self.flags[i] = int(self.flags[i]) & 0x0F | head << _FIRST_SHIFT | tail << _LAST_SHIFT
+
+
+#: Per ``last class << 2 | first class`` of the two tokens around a boundary: a letter end
+#: for sure, or one that only the characters in the text can tell (a token holds part of
+#: one of them).
+_PAIR_END = np.zeros(16, dtype=bool)
+_PAIR_END[_LETTER << 2 | _NON_LETTER] = True
+_PAIR_UNSURE = np.zeros(16, dtype=bool)
+for _before in (_LETTER, _CUT):
+    for _after in (_NON_LETTER, _CUT):
+        _PAIR_UNSURE[_before << 2 | _after] = _CUT in (_before, _after)
+
+
+def _tables(enc) -> _Tables:
+    """The :class:`_Tables` of ``enc`` (built once per encoding and process)."""
+    t = _TABLES.get(enc.name)
+    if t is not None:
+        return t
+    with _LOCK:
+        t = _TABLES.get(enc.name)
+        if t is None:
+            t = _TABLES[enc.name] = _Tables(enc)
+        return t
 
 
 #: Longest head or tail string :meth:`TokenIndex.count_spans` looks up in its cache, and
@@ -127,32 +232,25 @@ class TokenIndex:
 
     def __init__(self, enc, text: str, start: int, end: int, ids: Optional[np.ndarray] = None):
         self.enc = enc
-        piece = text[start:end]
         if ids is None:
             ids = encode_span(enc, text, start, end)
-        lens, flags = _tables(enc)
+        tables = _tables(enc)
         self.n = len(ids)
-        boff = np.zeros(self.n + 1, dtype=np.int64)
-        np.cumsum(lens[ids], out=boff[1:])
-        ascii_only = piece.isascii()
-        if ascii_only:
-            coff = boff
-            char_ok = np.ones(self.n + 1, dtype=bool)
-        else:
-            raw = np.frombuffer(piece.encode("utf-8"), dtype=np.uint8)
-            is_start = np.empty(len(raw) + 1, dtype=bool)
-            is_start[:-1] = (raw & 0xC0) != 0x80
-            is_start[-1] = True
-            counts = np.zeros(len(raw) + 1, dtype=np.int64)
-            np.cumsum(is_start[:-1], out=counts[1:])
-            coff = counts[boff]
-            char_ok = is_start[boff]
+        # Character offsets as a sum over tokens (how many characters begin in each): no
+        # pass over the text's bytes. A boundary inside a character gets the offset of the
+        # character after it.
+        coff = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(tables.starts[ids], dtype=np.int64, out=coff[1:])
         self.coff = coff + start if start else coff
         # Per boundary, the flags of the token after it (none after the last boundary).
         self._nxt = np.zeros(self.n + 1, dtype=np.uint8)
-        self._nxt[:-1] = flags[ids]
+        self._nxt[:-1] = tables.flags[ids]
         good = (self._nxt & _GOOD) != 0
-        if not ascii_only:  # every boundary of ASCII text is a character boundary
+        if text.isascii():  # every boundary of ASCII text is a character boundary
+            char_ok = np.ones(self.n + 1, dtype=bool)
+        else:
+            char_ok = (self._nxt & _STARTS_CHAR) != 0
+            char_ok[-1] = True
             good &= char_ok
         self.good = good
         # A clean end needs no trimming: its chunk is exactly the slice's tokens. The flags of
@@ -166,7 +264,7 @@ class TokenIndex:
         self._ends: Optional[np.ndarray] = None
         self.has_letter_ends = False
         self._clean_idx = None  # built on the first count(): most windows never need it
-        self._index_of: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+        self._index_of: Dict[int, Tuple[np.ndarray, Optional[np.ndarray]]] = {}
 
     def _letter_ends(self, text: str) -> np.ndarray:
         """Per boundary: it sits between a letter and a character that is not one.
@@ -177,19 +275,25 @@ class TokenIndex:
         characters: CJK text has one before each ``。`` and ``、``, where it has no
         space-and-letter token for :meth:`count` to rely on. Only characters whose class
         has not changed since early Unicode versions count (see :data:`_LETTER_RANGES`), so
-        the answer never depends on which Unicode tables tiktoken was built with.
+        the answer never depends on which Unicode tables tiktoken was built with. The
+        classes come from the two tokens around the boundary; only where a token holds part
+        of the character next to it is that character looked up in the text.
         """
-        if self._ends is not None:
-            return self._ends
-        piece = text[self.start:self.end]
-        if piece.isascii():
-            cls = _CLASS[np.frombuffer(piece.encode("ascii"), dtype=np.uint8)]
-        else:
-            # Code points past the BMP (none is in either range) look up U+FFFF: neither.
-            cls = _CLASS[np.minimum(np.frombuffer(piece.encode("utf-32-le"), dtype=np.uint32), 0xFFFF)]
-        at = np.zeros(len(cls) + 1, dtype=bool)
-        at[1:-1] = (cls[:-1] == 1) & (cls[1:] == 2)
-        self._ends = at[self.coff - self.start] & self.char_ok
+        if self._ends is None:
+            ends = np.zeros(self.n + 1, dtype=bool)
+            if self.n > 1:
+                nxt = self._nxt  # the flags of the token after each boundary
+                pair = ((nxt[:-2] >> (_LAST_SHIFT - 2)) & 0b1100) | ((nxt[1:-1] >> _FIRST_SHIFT) & 0b11)
+                ends[1:-1] = _PAIR_END[pair]
+                unsure = np.flatnonzero(_PAIR_UNSURE[pair] & self.char_ok[1:-1]) + 1
+                if len(unsure):
+                    # Code points past the BMP (none is in either range) look up U+FFFF: neither.
+                    cps = np.frombuffer(text[self.start:self.end].encode("utf-32-le"), dtype=np.uint32)
+                    at = self.coff[unsure] - self.start
+                    ends[unsure] = ((_CLASS[np.minimum(cps[at - 1], 0xFFFF)] == _LETTER)
+                                    & (_CLASS[np.minimum(cps[at], 0xFFFF)] == _NON_LETTER))
+                ends &= self.char_ok
+            self._ends = ends
         return self._ends
 
     @property
@@ -205,7 +309,7 @@ class TokenIndex:
 
         Text with few space-and-letter tokens (CJK above all) then still has boundaries where
         a window's own count is its slice of the tokens. Found on demand: prose rarely needs
-        them, and finding them costs about a tenth of the encode.
+        them, and finding them costs about 3% of the encode on CJK text.
         """
         if not self.has_letter_ends:
             ends = self._letter_ends(text)
@@ -242,9 +346,12 @@ class TokenIndex:
     def prepare_counts(self, text: str) -> None:
         """Find the boundaries :meth:`count` relies on (done by its first call otherwise)."""
         if self._clean_idx is None:
-            ends = self._letter_ends(text)
-            self._clean_idx = np.flatnonzero(self.clean | ends)
-            self._good_idx = np.flatnonzero(self.good | ends)
+            if self.has_letter_ends:  # ``clean`` and ``good`` hold them: reuse the windows' indices
+                self._clean_idx, self._good_idx = self._index(self.clean), self._index(self.good)
+            else:
+                ends = self._letter_ends(text)
+                self._clean_idx = np.flatnonzero(self.clean | ends)
+                self._good_idx = np.flatnonzero(self.good | ends)
             self._good_coff = self.coff[self._good_idx]
 
     def count_spans(self, text: str, spans: Sequence[Tuple[int, int]],
@@ -301,21 +408,34 @@ class TokenIndex:
         """True when a chunk ending at ``char`` ends exactly at piece boundary ``k``."""
         return int(self.coff[k]) == char and (k == self.n or bool(self.good[k]))
 
-    def _indices(self, mask: np.ndarray) -> np.ndarray:
-        # The boundaries where a mask holds, found once per mask: windows ask many times.
+    def _index(self, mask: np.ndarray) -> np.ndarray:
+        """The boundaries where ``mask`` holds (found once per mask)."""
         got = self._index_of.get(id(mask))
-        if got is None or got[0] is not mask:
-            got = (mask, np.flatnonzero(mask))
-            self._index_of[id(mask)] = got
+        if got is None or got[0] is not mask or got[1] is None:
+            got = self._index_of[id(mask)] = (mask, np.flatnonzero(mask))
         return got[1]
+
+    def _asked(self, mask: np.ndarray) -> Optional[np.ndarray]:
+        """:meth:`_index` of ``mask``, or ``None`` the first time ``mask`` is asked about.
+
+        Windows ask about the same masks many times, so their indices pay, but only from
+        the second question on: a mask asked once (CJK text has almost no good boundaries
+        until its letter ends are added) is searched in the asked range alone.
+        """
+        got = self._index_of.get(id(mask))
+        if got is not None and got[0] is mask:
+            return got[1] if got[1] is not None else self._index(mask)
+        self._index_of[id(mask)] = (mask, None)
+        return None
 
     def last(self, mask: np.ndarray, lo: int, hi: int) -> int:
         """Largest boundary index in ``[lo, hi]`` where ``mask`` holds, or -1."""
         if hi < lo:
             return -1
-        idx = self._indices(mask)
-        if not len(idx):
-            return -1
+        idx = self._asked(mask)
+        if idx is None:
+            hits = np.flatnonzero(mask[lo:hi + 1])
+            return int(hits[-1]) + lo if len(hits) else -1
         k = int(idx.searchsorted(hi, side="right")) - 1
         return int(idx[k]) if k >= 0 and idx[k] >= lo else -1
 
@@ -323,9 +443,10 @@ class TokenIndex:
         """Smallest boundary index in ``[lo, hi]`` where ``mask`` holds, or -1."""
         if hi < lo:
             return -1
-        idx = self._indices(mask)
-        if not len(idx):
-            return -1
+        idx = self._asked(mask)
+        if idx is None:
+            hits = np.flatnonzero(mask[lo:hi + 1])
+            return int(hits[0]) + lo if len(hits) else -1
         k = int(idx.searchsorted(lo, side="left"))
         return int(idx[k]) if k < len(idx) and idx[k] <= hi else -1
 
@@ -416,22 +537,23 @@ def token_windows(enc, text: str, start: int, end: int, window: int, overlap: in
                 exact_start = tk.piece_start(i, cs)
                 continue
             raise AssertionError("token window could not be fitted")  # pragma: no cover
-        if ce_trim > cs and skip_space(text, cs, ce_trim) < ce_trim:
+        if ce_trim > cs and (not text[cs].isspace() or skip_space(text, cs, ce_trim) < ce_trim):
             out.append((cs, ce_trim, count))
         if ce_trim >= e or (j == last and ce == e):
             return out
         prev_j = j
-        nxt = j
+        nxt, exact_start = j, None
         if overlap:
             g = tk.first(tk.good, max(j - overlap, i + 1), j - 1)
             if g > 0:
-                nxt = g
+                nxt, exact_start = g, True  # a good boundary begins a piece
             else:
                 c = tk.first(tk.char_ok, max(j - overlap, i + 1), j - 1)
                 if c > 0:
                     nxt = c
         i, cs = nxt, int(tk.coff[nxt])
-        exact_start = tk.piece_start(i, cs)
+        if exact_start is None:
+            exact_start = tk.piece_start(i, cs)
 
 
 def _by_characters(enc, text: str, cs: int, ce: int, window: int) -> List[Tuple[int, int, int]]:
@@ -457,6 +579,8 @@ def _by_characters(enc, text: str, cs: int, ce: int, window: int) -> List[Tuple[
 def _fit(tk: TokenIndex, text: str, cs: int, ce: int, i: int, j: int, exact: bool, window: int, floor: int):
     """Return ``(own token count, end boundary, trimmed end char)`` for the window ``[cs, ce)``."""
     ce_trim = trim_end(text, cs, ce)
+    if exact and ce_trim == ce and j > i:  # nothing trimmed: the slice's tokens are the chunk's own
+        return j - i, j, ce
     if exact:
         # Both ends on pre-tokenizer piece boundaries: the slice is the chunk's own tokenization.
         # Trailing whitespace removed at a token boundary removes exactly those tokens (BPE never

@@ -1,0 +1,80 @@
+"""The per-token tables of ``beam_chunking.text.tokens`` against the text they index."""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from beam_chunking.text.tokens import _LETTER, _NON_LETTER, TokenIndex, _char_class
+from tests.helpers import CL100K
+
+ENC = CL100K.tiktoken_encoding
+
+# Common and rare ideographs (cl100k cuts many rare ones into two or three byte tokens),
+# kana, Hangul, the punctuation letter ends sit before, ASCII, and characters of neither class.
+CJK_TEXT = st.text(
+    alphabet=st.one_of(
+        st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
+        st.characters(min_codepoint=0x3000, max_codepoint=0x30FF),
+        st.characters(min_codepoint=0xAC00, max_codepoint=0xD7A3),
+        st.characters(min_codepoint=0xFF01, max_codepoint=0xFF65),
+        st.sampled_from("亚距岛母斯令略吗克框围封兰。、，．！？「」\n\n >abc Z1 \u00a0\u2014\u2026\U00020000\U0001F600"),
+    ),
+    max_size=300,
+)
+
+
+def reference_offsets(piece: str, ids: np.ndarray):
+    """Character offset and whether it is a character boundary, per token boundary, from the bytes."""
+    raw = piece.encode("utf-8")
+    starts = [b & 0xC0 != 0x80 for b in raw] + [True]
+    before = np.concatenate([[0], np.cumsum(starts[:-1])])
+    boff = np.concatenate([[0], np.cumsum([len(ENC.decode_single_token_bytes(int(t))) for t in ids])]).astype(int)
+    return before[boff].astype(np.int64), np.asarray(starts)[boff]
+
+
+def reference_letter_ends(piece: str, coff: np.ndarray, char_ok: np.ndarray) -> np.ndarray:
+    """A boundary between a letter and a non-letter, decided character by character."""
+    cls = [_char_class(c) for c in piece]
+    at = np.zeros(len(piece) + 1, dtype=bool)
+    for i in range(1, len(piece)):
+        at[i] = cls[i - 1] == _LETTER and cls[i] == _NON_LETTER
+    return at[coff] & char_ok
+
+
+@settings(max_examples=300)
+@given(CJK_TEXT)
+def test_offsets_and_letter_ends_read_from_tokens_equal_the_texts(text):
+    tk = TokenIndex(ENC, text, 0, len(text))
+    ids = np.asarray(ENC.encode_ordinary(text), dtype=np.int64)
+    coff, char_ok = reference_offsets(text, ids)
+    assert tk.coff.tolist() == coff.tolist()
+    assert tk.char_ok.tolist() == char_ok.tolist()
+    assert tk._letter_ends(text).tolist() == reference_letter_ends(text, coff, char_ok).tolist()
+
+
+def test_letter_ends_after_characters_cut_into_byte_tokens():
+    # 亚, 距 and 岛 are each two or three cl100k tokens: the class of the character before
+    # the boundary comes from more than one token.
+    text = "亚。距\n\n岛？克>"
+    cut = [t for t in ENC.encode_ordinary(text) if len(ENC.decode_single_token_bytes(t)) < 3]
+    assert cut, "the test needs characters that cl100k cuts"
+    tk = TokenIndex(ENC, text, 0, len(text))
+    ends = sorted(int(tk.coff[k]) for k in np.flatnonzero(tk._letter_ends(text)))
+    assert ends == [1, 3, 6, 8]
+
+
+def test_an_index_of_a_slice_keeps_document_offsets():
+    text = "前置き。" + "日本語の文章、亚。" * 5
+    tk = TokenIndex(ENC, text, 4, len(text))
+    ids = np.asarray(ENC.encode_ordinary(text[4:]), dtype=np.int64)
+    coff, char_ok = reference_offsets(text[4:], ids)
+    assert tk.coff.tolist() == (coff + 4).tolist()
+    assert tk._letter_ends(text).tolist() == reference_letter_ends(text[4:], coff, char_ok).tolist()
+
+
+def test_edge_classes_of_tokens_that_are_not_utf8():
+    from beam_chunking.text.tokens import _CUT, _edge_classes
+
+    assert _edge_classes(b"\xe4A") == (0, _LETTER)  # a lead byte followed by ASCII
+    assert _edge_classes(b"\xe4\xb8") == (0, 0)  # the start of an ideograph: never a non-letter
+    assert _edge_classes(b"\xe3\x80") == (_CUT, 0)  # the start of CJK punctuation
+    assert _edge_classes(b"\x80\x80") == (0, _CUT)  # the end of some character
+    assert _edge_classes("、x".encode()) == (_NON_LETTER, _LETTER)
