@@ -5,9 +5,17 @@ called once per round, in turn, for ``rounds`` rounds. A comparison reports each
 implementation's best time, the ratio of the bests against the reference, and the min-max of
 the per-round ratios (the reference's time in that round over the implementation's), so a
 ratio that one lucky round produced shows as a wide spread.
+
+Each timing starts from a collected heap: the implementation's previous output is released
+and ``gc.collect()`` runs, untimed. Otherwise one implementation's garbage is collected on
+another's clock: the token rows' reference returns lists of millions of ints, which the
+collections that the next implementation's own objects trigger walked again and again (20 ms
+of a 500 ms call). The collector stays on, so every implementation still pays for
+collecting its own objects, as it does in a pipeline.
 """
 from __future__ import annotations
 
+import gc
 import math
 import statistics
 import time
@@ -62,6 +70,8 @@ def run_interleaved(impls: List[Impl], rounds: int, calibrate: bool = True) -> i
         repeat = max(1, math.ceil(MIN_CALL_SECONDS / max(fastest, 1e-6)))
     for _ in range(rounds):
         for impl in live:
+            impl.output = None
+            gc.collect()
             cpu, started = time.process_time(), time.perf_counter()
             for _ in range(repeat):
                 impl.output = impl.call()
