@@ -21,6 +21,9 @@
    defaults.
 3. Minimum size, in both parts: chunks under each strategy's effective minimum that lack
    ``undersized=True`` (:func:`unflagged_small`), per strategy and size or input.
+4. Paired differences, in the retrieval part: where none of our strategies matches a peer
+   on both recall and IoU, the per-question differences from each of ours that matches it
+   on one, with a 95% paired-bootstrap interval (:func:`report_paired`).
 
 Embeddings are cached by text (sha1) in ``$BEAM_CHUNKING_BENCH_CACHE`` (default
 ``/tmp/beam-chunking-quality``), so each distinct text is embedded once across runs; the
@@ -131,8 +134,10 @@ def score(question_refs: Sequence[Tuple[str, Spans]], retrieved: Sequence[Sequen
         rows.append((covered / ref_total, covered / length if length else 0.0,
                      covered / (length + ref_total - covered)))
     arr = np.asarray(rows) * 100
-    return {name: (float(arr[:, k].mean()), float(arr[:, k].std())) for k, name in
-            enumerate(("recall", "precision", "iou"))}
+    out = {name: (float(arr[:, k].mean()), float(arr[:, k].std())) for k, name in
+           enumerate(("recall", "precision", "iou"))}
+    out["per_question"] = arr[:, [0, 2]]  # recall and IoU of each question, for paired comparisons
+    return out
 
 
 def locate(corpus: str, texts: Sequence[str]) -> Tuple[Spans, int]:
@@ -373,7 +378,52 @@ def report_retrieval(results: List[dict]) -> None:
                     if r["recall"][0] >= p["recall"][0] and r["iou"][0] >= p["iou"][0]]
             print(f"| {g} | {p['strategy']} | {p['recall'][0]:.1f} / {p['iou'][0]:.2f} | "
                   f"{', '.join(wins) if wins else '**none**'} |")
+    report_paired(results, groups)
     report_minimum([r for r in results if r.get("minimum") is not None], "size")
+
+
+#: Bootstrap resamples of the questions for :func:`paired_interval` (seeded: the same
+#: intervals on every run).
+RESAMPLES = 10_000
+
+
+def paired_interval(ours: np.ndarray, theirs: np.ndarray, seed: int = 0) -> Tuple[float, float, float]:
+    """Mean of ``ours - theirs`` over the questions and its 95% paired-bootstrap interval."""
+    diff = ours - theirs
+    rng = np.random.default_rng(seed)
+    means = diff[rng.integers(0, len(diff), size=(RESAMPLES, len(diff)))].mean(axis=1)
+    return float(diff.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def report_paired(results: List[dict], groups) -> None:
+    """Where no strategy of ours matches a peer on both measures: how far apart they are.
+
+    For each such peer and each of our strategies that matches it on one measure, the
+    per-question differences (ours minus the peer's, same questions), their mean and its
+    95% paired-bootstrap interval, and on how many questions each side has the higher recall.
+    """
+    rows = []
+    for g in groups:
+        mine = [r for r in results if r["group"] == g and not is_peer(r["strategy"]) and "per_question" in r]
+        for p in (r for r in results if r["group"] == g and is_peer(r["strategy"]) and "per_question" in r):
+            if any(r["recall"][0] >= p["recall"][0] and r["iou"][0] >= p["iou"][0] for r in mine):
+                continue
+            for r in mine:
+                if r["recall"][0] < p["recall"][0] and r["iou"][0] < p["iou"][0]:
+                    continue
+                a, b = r["per_question"], p["per_question"]
+                rec, iou = paired_interval(a[:, 0], b[:, 0]), paired_interval(a[:, 1], b[:, 1])
+                better, worse = int((a[:, 0] > b[:, 0] + 1e-9).sum()), int((a[:, 0] < b[:, 0] - 1e-9).sum())
+                rows.append((g, p["strategy"], r["strategy"], rec, iou, better, worse))
+    if not rows:
+        return
+    print("\n#### Where none of ours matches a peer on both: paired differences (ours minus the peer's, "
+          f"per question; mean [95% bootstrap interval, {RESAMPLES:,} resamples])\n")
+    print("| size | peer | ours | recall difference | IoU difference | questions with higher recall: ours / the peer's |")
+    print("|---|---|---|---:|---:|---:|")
+    for g, peer, ours, rec, iou, better, worse in rows:
+        print(f"| {g} | {peer} | {ours} | {rec[0]:+.1f} [{rec[1]:+.1f}, {rec[2]:+.1f}] | "
+              f"{iou[0]:+.2f} [{iou[1]:+.2f}, {iou[2]:+.2f}] | {better} / {worse} |")
 
 
 def report_minimum(rows: List[dict], where: str) -> None:
