@@ -31,7 +31,8 @@ import time
 from typing import Optional, Tuple
 
 #: Settings for a disposable cluster: durability off (nothing here outlives the session),
-#: TCP on 127.0.0.1 only.
+#: TCP on 127.0.0.1 only. Commit timestamps are kept so that ``bench/pgvector.py`` can tell
+#: when a writer's last row was committed.
 _SETTINGS = """
 listen_addresses = '127.0.0.1'
 unix_socket_directories = ''
@@ -40,6 +41,7 @@ synchronous_commit = off
 full_page_writes = off
 max_connections = 40
 log_min_messages = warning
+track_commit_timestamp = on
 """
 
 
