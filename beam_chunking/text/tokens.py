@@ -166,12 +166,14 @@ class _Tables:
         flags |= np.where(is_ws[last] | (last >= 0x80), _ENDS_WS, 0)
         flags |= np.where(first & 0xC0 != 0x80, _STARTS_CHAR, 0)
         flags |= (_CLASS[first].astype(np.int64) << _FIRST_SHIFT) | (_CLASS[last].astype(np.int64) << _LAST_SHIFT)
-        char_begins = (raw[:-2] & 0xC0) != 0x80
-        starts = np.add.reduceat(char_begins, np.minimum(begin, len(char_begins) - 1)) if len(char_begins) else 0
-        self.starts = np.where(used, starts, 0).astype(np.uint8)
-        non_ascii = np.zeros(n, dtype=bool)
-        if len(char_begins):
-            non_ascii = np.maximum.reduceat(raw[:-2], np.minimum(begin, len(char_begins) - 1)) >= 0x80
+        # Per-token sums and maxima over the bytes. The first padding byte stays, as a
+        # sentinel that adds nothing, so that every ``begin`` (an unused last id's too) is an
+        # index of the array and each token's range ends where the next one begins.
+        body = raw[:-1]
+        char_begins = (body & 0xC0) != 0x80
+        char_begins[-1] = False
+        self.starts = np.where(used, np.add.reduceat(char_begins, begin), 0).astype(np.uint8)
+        non_ascii = np.maximum.reduceat(body, begin) >= 0x80
         self.flags = np.where(used, flags, 0).astype(np.uint8)
         for i in np.flatnonzero(non_ascii & used).tolist():  # their edge characters need decoding
             head, tail = _edge_classes(tokens[i])

@@ -78,3 +78,26 @@ def test_edge_classes_of_tokens_that_are_not_utf8():
     assert _edge_classes(b"\xe3\x80") == (_CUT, 0)  # the start of CJK punctuation
     assert _edge_classes(b"\x80\x80") == (0, _CUT)  # the end of some character
     assert _edge_classes("、x".encode()) == (_NON_LETTER, _LETTER)
+
+
+class _Vocabulary:
+    """A tiny encoding: ids 4 and 5 are unused, the last used token is not ASCII."""
+
+    name = "test-vocabulary"
+    n_vocab = 6
+    _tokens = {0: b"a", 1: " 中".encode(), 2: b"\xe3\x80", 3: "、".encode()}
+
+    def decode_single_token_bytes(self, i):
+        return self._tokens[i]  # KeyError for an unused id, as tiktoken raises
+
+
+def test_tables_of_a_vocabulary_with_unused_last_ids():
+    from beam_chunking.text.tokens import _FIRST_SHIFT, _LAST_SHIFT, _Tables, _edge_classes
+
+    tables = _Tables(_Vocabulary())
+    expected_starts = [sum(1 for b in t if b & 0xC0 != 0x80) for t in _Vocabulary._tokens.values()] + [0, 0]
+    assert tables.starts.tolist() == expected_starts
+    for i, token in _Vocabulary._tokens.items():
+        flags = int(tables.flags[i])
+        assert ((flags >> _FIRST_SHIFT) & 3, (flags >> _LAST_SHIFT) & 3) == _edge_classes(token)
+    assert tables.flags[4] == tables.flags[5] == 0
