@@ -166,7 +166,7 @@ class Chunk:
 
     def __reduce__(self):
         # Explicit, so that pickling (Beam's coders) works the same on every Python version.
-        return Chunk, (self.document_id, self.index, self.start, self.end, self.text, self.token_count,
+        return type(self), (self.document_id, self.index, self.start, self.end, self.text, self.token_count,
                        self.metadata, self.embedding, self.ordinal)
 
     @property

@@ -436,6 +436,7 @@ class TokenIndex:
             return -1
         idx = self._asked(mask)
         if idx is None:
+            lo = max(lo, 0)  # a slice would count a negative start from the end
             hits = np.flatnonzero(mask[lo:hi + 1])
             return int(hits[-1]) + lo if len(hits) else -1
         k = int(idx.searchsorted(hi, side="right")) - 1
@@ -447,6 +448,7 @@ class TokenIndex:
             return -1
         idx = self._asked(mask)
         if idx is None:
+            lo = max(lo, 0)  # a slice would count a negative start from the end
             hits = np.flatnonzero(mask[lo:hi + 1])
             return int(hits[0]) + lo if len(hits) else -1
         k = int(idx.searchsorted(lo, side="left"))

@@ -9,7 +9,7 @@ small file references at the end; nothing of a document outlives its turn.
 from __future__ import annotations
 
 import inspect
-from typing import Callable, Iterable, List, Sequence
+from typing import Any, Callable, Iterable, List, Sequence, Tuple
 
 import apache_beam as beam
 from apache_beam.io import fileio
@@ -18,8 +18,16 @@ from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 
-def _outputs(produced) -> List:
-    return [o.value if isinstance(o, WindowedValue) else o for o in (produced or ())]
+def _items(produced, window, timestamp) -> List[Tuple[Any, Any, Any]]:
+    """A fn's outputs as ``(value, window, timestamp)``: a ``WindowedValue`` brings its own
+    (one item per window), any other output gets ``window`` and ``timestamp``."""
+    out: List[Tuple[Any, Any, Any]] = []
+    for o in produced or ():
+        if isinstance(o, WindowedValue):
+            out.extend((o.value, w, o.timestamp) for w in o.windows)
+        else:
+            out.append((o, window, timestamp))
+    return out
 
 
 class MapFn(beam.DoFn):
@@ -44,10 +52,12 @@ class FusedFn(beam.DoFn):
     """Run ``fns`` as one DoFn: each element goes through all of them before the next one.
 
     Lifecycle calls (setup, start_bundle, finish_bundle, teardown) reach every DoFn in order.
-    A DoFn whose ``process`` takes ``window`` and ``timestamp`` gets the element's. What a
-    DoFn emits when its bundle finishes is passed through the later ones; with
-    ``late_outputs`` the chain emits what comes out in the global window, else it refuses
-    to (a runner that drops what ``finish_bundle`` emits).
+    A DoFn whose ``process`` takes ``window`` and ``timestamp`` gets the element's, and an
+    output it emits as a ``WindowedValue`` keeps that value's window and timestamp through
+    the later DoFns and out of the chain. What a DoFn emits when its bundle finishes is
+    passed through the later ones; with ``late_outputs`` the chain emits it (in the global
+    window unless it says otherwise), else it refuses to (a runner that drops what
+    ``finish_bundle`` emits).
     """
 
     def __init__(self, fns: Sequence[beam.DoFn], late_outputs: bool = False):
@@ -64,29 +74,41 @@ class FusedFn(beam.DoFn):
         for fn in self.fns:
             fn.start_bundle()
 
-    def _through(self, items: Iterable, start: int, window=None, timestamp=None) -> List:
-        """``items`` through the fns from ``start`` on; ``window`` and ``timestamp`` (both or
-        neither) go to the fns that take them."""
-        items = list(items)
+    def _flow(self, items: List[Tuple[Any, Any, Any]], start: int) -> List[Tuple[Any, Any, Any]]:
+        """``(value, window, timestamp)`` items through the fns from ``start`` on.
+
+        A fn that takes ``window`` and ``timestamp`` gets the item's (when it has them). An
+        output keeps its input's window and timestamp unless the fn emits it as a
+        ``WindowedValue`` of its own: a fn that holds documents back (deferred token counts)
+        emits each one later, during another element, with the window and timestamp it came
+        with.
+        """
         for k in range(start, len(self.fns)):
-            fn = self.fns[k]
-            if window is not None and self._takes_window[k]:
-                items = [out for item in items for out in _outputs(fn.process(item, window=window, timestamp=timestamp))]
-            else:
-                items = [out for item in items for out in _outputs(fn.process(item))]
+            fn, takes_window = self.fns[k], self._takes_window[k]
+            out: List[Tuple[Any, Any, Any]] = []
+            for value, window, timestamp in items:
+                produced = (fn.process(value, window=window, timestamp=timestamp) if takes_window and window is not None
+                            else fn.process(value))
+                out.extend(_items(produced, window, timestamp))
+            items = out
         return items
 
+    def _through(self, items: Iterable, start: int) -> List:
+        """The values that ``items`` become through the fns from ``start`` on (no windows)."""
+        return [value for value, _, _ in self._flow([(item, None, None) for item in items], start)]
+
     def process(self, element, window=beam.DoFn.WindowParam, timestamp=beam.DoFn.TimestampParam):
-        yield from self._through([element], 0, window, timestamp)
+        for value, w, ts in self._flow([(element, window, timestamp)], 0):
+            yield value if w == window and ts == timestamp else WindowedValue(value, ts, (w,))
 
     def finish_bundle(self):
         for k, fn in enumerate(self.fns):
-            late = self._through(_outputs(fn.finish_bundle()), k + 1, GlobalWindow(), MIN_TIMESTAMP)
+            late = self._flow(_items(fn.finish_bundle(), GlobalWindow(), MIN_TIMESTAMP), k + 1)
             if late and not self.late_outputs:
                 raise RuntimeError(f"{type(fn).__name__} emitted {len(late)} outputs when its bundle finished; "
                                    "a fused stage cannot deliver them on this runner")
-            for out in late:
-                yield WindowedValue(out, MIN_TIMESTAMP, (GlobalWindow(),))
+            for value, window, timestamp in late:
+                yield WindowedValue(value, timestamp, (window,))
 
     def teardown(self):
         for fn in self.fns:

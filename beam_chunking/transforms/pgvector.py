@@ -140,8 +140,7 @@ def binary_copy_types(conn, dimension: Optional[int] = None) -> List[Any]:
             return pack_vector(obj)
 
     class MetadataDumper(Dumper):
-        # jsonb's binary form: a version byte, then the JSON text.
-        format = Format.BINARY
+        format = Format.BINARY  # jsonb's binary form (see _jsonb)
         oid = conn.adapters.types["jsonb"].oid
 
         def dump(self, obj):

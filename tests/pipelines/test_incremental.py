@@ -210,11 +210,15 @@ def test_apply_changes_gives_the_sink_its_inputs():
         assert_that(out, equal_to([DocumentRows("b", (chunk,)), DeleteDocument("c"), DocumentRows("d", ())]))
 
 
-def test_apply_changes_keeps_pgvector_equal_to_the_chunks_table(tmp_path, embed_spec):
-    """A store fed from each run through ApplyChanges holds exactly the output's chunks."""
+@pytest.mark.parametrize("mode", MODES)
+def test_apply_changes_keeps_pgvector_equal_to_the_chunks_table(mode, tmp_path, embed_spec, request):
+    """A store fed from each run through ApplyChanges holds exactly the output's chunks, on
+    every runner: several workers stream their batches (of 8 rows, so a run has several) at
+    once, and each one creates the table if it is missing."""
     psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
     from apache_beam.io.parquetio import ReadAllFromParquet
 
+    from beam_chunking.pipelines.run import resolve_runner
     from beam_chunking.transforms import table_files
     from beam_chunking.transforms.pgvector import WriteToPgVector
     from tests.pg_server import PgServer, find_binaries
@@ -228,10 +232,13 @@ def test_apply_changes_keeps_pgvector_equal_to_the_chunks_table(tmp_path, embed_
     with PgServer(bin_dir) as pg:
         for incremental in (False, True):
             run(["--config", spec] + (["--incremental"] if incremental else []))
-            with beam.Pipeline(options=PipelineOptions(["--runner", "FnApiRunner"])) as p:
+            options = PipelineOptions(runner_args(mode, request) if mode != "in_process" else ["--runner", "FnApiRunner"])
+            resolve_runner(options)  # as the command line does: DaskRunner by its short name
+            with beam.Pipeline(options=options) as p:
                 tables = [p | f"{t}Files" >> beam.Create(table_files(out, t)) | f"Read{t}" >> ReadAllFromParquet()
                           for t in ("changes", "chunks")]
-                tuple(tables) | ApplyChanges() | WriteToPgVector(pg.dsn, "chunks", create=True, dimension=16)
+                tuple(tables) | ApplyChanges() | WriteToPgVector(pg.dsn, "chunks", create=True, dimension=16,
+                                                                 batch_size=8)
             with psycopg.connect(pg.dsn) as conn:
                 stored = conn.execute("SELECT chunk_id, text FROM chunks ORDER BY chunk_id").fetchall()
             assert stored == [(r["chunk_id"], r["text"]) for r in rows(out, "chunks")]

@@ -101,3 +101,15 @@ def test_tables_of_a_vocabulary_with_unused_last_ids():
         flags = int(tables.flags[i])
         assert ((flags >> _FIRST_SHIFT) & 3, (flags >> _LAST_SHIFT) & 3) == _edge_classes(token)
     assert tables.flags[4] == tables.flags[5] == 0
+
+
+@given(st.lists(st.booleans(), min_size=1, max_size=80), st.lists(st.tuples(st.integers(-2, 82), st.integers(-2, 82)),
+                                                                 min_size=1, max_size=6))
+def test_last_and_first_answer_alike_on_the_first_question_and_later_ones(bits, ranges):
+    # The first question about a mask searches the asked range only, later ones the mask's index.
+    tk = TokenIndex(ENC, "x", 0, 1)
+    mask = np.asarray(bits)
+    for lo, hi in ranges * 2:
+        held = [k for k in range(max(lo, 0), min(hi, len(bits) - 1) + 1) if bits[k]]
+        assert tk.last(mask, lo, hi) == (held[-1] if held and hi >= lo else -1)
+        assert tk.first(mask, lo, hi) == (held[0] if held and hi >= lo else -1)

@@ -3,7 +3,8 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from apache_beam.transforms.window import GlobalWindows
+from apache_beam.transforms.window import GlobalWindows, TimestampedValue
+from apache_beam.utils.windowed_value import WindowedValue
 
 from beam_chunking.transforms.fused import FusedFn, MapFn
 
@@ -47,3 +48,33 @@ def test_output_at_bundle_end_goes_through_the_later_fns_where_the_runner_takes_
     with TestPipeline(runner="FnApiRunner") as p:
         out = p | beam.Create([1, 2]) | beam.ParDo(FusedFn([Buffered(), MapFn(str)], late_outputs=True))
         assert_that(out, equal_to(["1", "2"]))
+
+
+class HoldOne(beam.DoFn):
+    """Emits each element during the next one's turn (the last at bundle end), with its own
+    window and timestamp: what the deferred token counts do."""
+
+    def start_bundle(self):
+        self.held = None
+
+    def process(self, x, window=beam.DoFn.WindowParam, timestamp=beam.DoFn.TimestampParam):
+        if self.held is not None:
+            yield WindowedValue(*self.held)
+        self.held = (x, timestamp, (window,))
+
+    def finish_bundle(self):
+        if self.held is not None:
+            yield WindowedValue(*self.held)
+
+
+class WithTimestamp(beam.DoFn):
+    def process(self, x, timestamp=beam.DoFn.TimestampParam):
+        yield x, int(timestamp.micros // 1_000_000)
+
+
+def test_outputs_emitted_during_another_element_keep_their_own_timestamps():
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = (p | beam.Create([1, 2, 3], reshuffle=False) | beam.Map(lambda x: TimestampedValue(x, 10 * x))
+               | beam.ParDo(FusedFn([HoldOne(), MapFn(lambda x: x + 100)], late_outputs=True))
+               | beam.ParDo(WithTimestamp()))
+        assert_that(out, equal_to([(101, 10), (102, 20), (103, 30)]))
