@@ -21,6 +21,7 @@ Scenarios, each ratio = full run time / incremental run time, measured in this r
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import sys
@@ -38,6 +39,8 @@ def timed_run(argv, reps):
 
     best, summary = None, None
     for _ in range(reps):
+        summary = None  # the previous run's summary is garbage before the collection
+        gc.collect()  # each timing starts from a collected heap (see bench/interleave.py)
         start = time.perf_counter()
         summary = run(argv)
         took = time.perf_counter() - start

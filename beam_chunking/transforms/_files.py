@@ -94,13 +94,16 @@ def check_regular_file(path: str, uri: Optional[str] = None, roots: Sequence[str
     if FileSystems.get_scheme(path) is not None:
         return
     uri = uri or path
-    if os.path.islink(path):
+    mode = os.lstat(path).st_mode  # one call decides the common case, a regular file
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISLNK(mode):
         problem = _link_problem(path, roots)
         if problem:
             raise SkippedInput(problem, uri=uri)
-    mode = os.stat(path).st_mode
-    if stat.S_ISREG(mode):
-        return
+        mode = os.stat(path).st_mode
+        if stat.S_ISREG(mode):
+            return
     if stat.S_ISDIR(mode) and not os.access(path, os.R_OK | os.X_OK):
         raise SkippedInput("folder cannot be listed (permission denied); the files in it were not read", uri=uri)
     kind = next((name for test, name in _KINDS if test(mode)), f"mode {stat.filemode(mode)}")

@@ -48,6 +48,8 @@ class OpenFn(beam.DoFn):
             yield fileio.ReadableFile(meta)
 
 
+# Declared, so that Beam does not infer it from the bytecode each time a pipeline is built.
+@beam.typehints.with_output_types(Any)
 class FusedFn(beam.DoFn):
     """Run ``fns`` as one DoFn: each element goes through all of them before the next one.
 

@@ -26,14 +26,16 @@ modification time could skip the read, but a modification time proves nothing ab
 bytes (copies, restores and checkouts set it at will; object stores report the upload time),
 and hashing costs about one read of the corpus, a small part of a run (bench/incremental.py).
 
-Copying works file by file: a previous file whose rows all belong to unchanged documents is
-copied byte for byte; others are filtered row group by row group. So an incremental run
+Copying works file by file and is told which documents' rows go (the changed and deleted
+ones, usually few): a previous file that holds none of them is copied byte for byte, without
+reading a column; others are filtered row group by row group. So an incremental run
 cannot promise a fixed file count, and refuses ``num_shards``.
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import shutil
 import types
 import uuid
@@ -44,7 +46,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from apache_beam.io import fileio
-from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystem import CompressionTypes, FileMetadata
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsList, TaggedOutput
 
@@ -54,11 +56,11 @@ from beam_chunking.parsers.compressed import is_gzip
 from beam_chunking.schema import CHANGES, CHANGES_SCHEMA, change_row
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.transforms._common import NAMESPACE
-from beam_chunking.transforms._runners import mixes_tagged_outputs
+from beam_chunking.transforms._runners import mixes_tagged_outputs, reshuffle_is_noop
 from beam_chunking.transforms._shards import ShardRef, _TableFiles
 from beam_chunking.transforms.manifest import MANIFEST, read_manifest, table_files
 from beam_chunking.transforms.progress import PROGRESS
-from beam_chunking.transforms.read import ReadDocuments, _ReadFn
+from beam_chunking.transforms.read import MatchFn, ReadDocuments, _ReadFn
 from beam_chunking.transforms.records import Stage, failure_from
 from beam_chunking.transforms.write import existing_files
 from beam_chunking.types import Document
@@ -138,24 +140,44 @@ def previous_run(output: str, overwrite: bool = False) -> Optional[PreviousRun]:
     return PreviousRun(manifest.get("run_id"), files, manifest.get(OPTIONS_FINGERPRINT))
 
 
-class _ReadPreviousFn(beam.DoFn):
+def _previous_rows(path: str):
     """A previous documents file -> ``(document_id, ("document", row))`` per row."""
-
-    def process(self, path: str):
-        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            parquet = pq.ParquetFile(f)  # only the named columns are read
-            names = [c for c in _PREVIOUS_COLUMNS if c in parquet.schema_arrow.names]  # older outputs lack some
-            rows = parquet.read(columns=names).to_pylist()
-        for row in rows:
-            yield row["document_id"], ("document", row)
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        parquet = pq.ParquetFile(f)  # only the named columns are read
+        names = [c for c in _PREVIOUS_COLUMNS if c in parquet.schema_arrow.names]  # older outputs lack some
+        rows = parquet.read(columns=names).to_pylist()
+    for row in rows:
+        yield row["document_id"], ("document", row)
 
 
+@beam.typehints.with_output_types(Any)  # declared: not inferred from the bytecode at build
+class _SourcesFn(beam.DoFn):
+    """What the comparison joins, keyed by document id: ``("pattern", p)`` -> each file ``p``
+    matches as ``("file", (path, size, modified))``; ``("file", metadata)`` (listed when the
+    pipeline was built) the same; ``("documents", path)`` -> each row of a previous documents
+    file as ``("document", row)``. One step, so that listing and reading the previous rows
+    cost the runner no stage of their own before the join."""
+
+    def __init__(self, matcher: MatchFn):
+        self.matcher = matcher
+
+    def process(self, source: Tuple[str, Any]):
+        kind, value = source
+        if kind == "documents":
+            yield from _previous_rows(value)
+            return
+        for meta in (self.matcher.match(value) if kind == "pattern" else [value]):
+            # A tuple crosses the shuffle in a third of the bytes and time of a pickled FileMetadata.
+            yield document_id(meta.path), ("file", (meta.path, meta.size_in_bytes, meta.last_updated_in_seconds))
+
+
+@beam.typehints.with_output_types(Any)  # declared: not inferred from the bytecode at build
 class _CompareFn(beam.DoFn):
     """A document's file and previous row -> its change; the document itself (or its read
     failure) when it must be processed. Tagged outputs: ``changes`` (changes-table rows of
     new and unchanged documents), ``stale`` (``(document_id, row)`` of changed and deleted
-    ones, whose ``delete_chunk_ids`` are filled in later) and ``unchanged`` (ids of the
-    documents whose rows are copied)."""
+    ones, whose ``delete_chunk_ids`` are filled in later; their previous rows are the ones
+    not copied)."""
 
     def __init__(self, reader: _ReadFn, strategy: Chunker, same_options: bool):
         self.reader = reader
@@ -189,7 +211,7 @@ class _CompareFn(beam.DoFn):
         row = change_row(doc_id, uri, change)
         return TaggedOutput("changes", row) if change in ("new", "unchanged") else TaggedOutput("stale", (doc_id, row))
 
-    def _read(self, meta, previous: Optional[dict]):
+    def _read(self, doc_id: str, meta: FileMetadata, previous: Optional[dict]):
         """``(document or failure, sha256 or None)``. Same options, name and bytes give the
         same detected content type, so a file whose bytes hash as before takes its previous
         content type and skips detection."""
@@ -199,7 +221,7 @@ class _CompareFn(beam.DoFn):
             if previous is not None and previous.get("content_type") and not is_gzip(data):
                 sha256 = hashlib.sha256(data).hexdigest()
                 if sha256 == previous["sha256"]:
-                    return Document(document_id(meta.path), display_uri(meta.path), data, previous["content_type"],
+                    return Document(doc_id, display_uri(meta.path), data, previous["content_type"],
                                     dict(self.reader.metadata)), sha256
             document = self.reader.document(meta.path, data)
         except Exception as exc:  # as the read stage does: the document fails, the job goes on
@@ -211,7 +233,7 @@ class _CompareFn(beam.DoFn):
         files, previous = [], None
         for kind, value in values:
             if kind == "file":
-                files.append(value)
+                files.append(FileMetadata(*value))
             else:
                 previous = value
         files = [m for m in files if not m.path.endswith("/")]  # folders are no documents
@@ -219,10 +241,9 @@ class _CompareFn(beam.DoFn):
             if previous is not None:
                 yield self._change(doc_id, previous["uri"], "deleted")
             return
-        document, sha256 = self._read(files[0], previous)  # a file matched twice is read once
+        document, sha256 = self._read(doc_id, files[0], previous)  # a file matched twice is read once
         if sha256 is not None and self._unchanged(previous, document, sha256):
             PROGRESS.add(len(document.data))
-            yield TaggedOutput("unchanged", doc_id)
             yield self._change(doc_id, document.uri, "unchanged")
             return
         yield document
@@ -233,52 +254,75 @@ class _CompareFn(beam.DoFn):
 
 
 class _CopyUnchangedFn(beam.DoFn):
-    """A previous file -> the rows of unchanged documents in a file of this run (its ref);
-    for a chunks file also ``stale``: ``(document_id, chunk ids)`` of the rows left behind."""
+    """A previous file -> its rows of unchanged documents in a file of this run (its ref);
+    for a chunks file also ``stale``: ``(document_id, chunk ids)`` of the rows left behind.
+
+    The side input names the documents whose rows go (changed and deleted ones): usually far
+    fewer than those that stay, and none when nothing changed, when every file is copied
+    without reading a column."""
 
     def __init__(self, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str):
         self.folders, self.schemas, self.codec = folders, schemas, codec
         self._source = None
         self.copied = beam.metrics.Metrics.counter(NAMESPACE, "rows_copied")
 
-    def _value_set(self, unchanged) -> pa.Array:
-        if self._source is not unchanged:  # a side input is the same object within a bundle
-            self._source, self._ids = unchanged, pa.array(sorted(set(unchanged)), pa.string())
+    def _value_set(self, stale) -> pa.Array:
+        if self._source is not stale:  # a side input is the same object within a bundle
+            self._source, self._ids = stale, pa.array(sorted(set(stale)), pa.string())
         return self._ids
 
-    def process(self, item: Tuple[str, str], unchanged):
+    def process(self, item: Tuple[str, str], stale):
         table, path = item
-        ids = self._value_set(unchanged)
+        ids = self._value_set(stale)
         schema = self.schemas[table]
         with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
             parquet = pq.ParquetFile(f)
-            documents = parquet.read(columns=["document_id"]).column(0)
-            keep = pc.is_in(documents, value_set=ids)
-            kept = pc.sum(keep).as_py() or 0
-            if table == "chunks" and kept < len(keep):
+            total = parquet.metadata.num_rows
+            drop = None
+            if len(ids):
+                documents = parquet.read(columns=["document_id"]).column(0)
+                drop = pc.is_in(documents, value_set=ids)
+                if not pc.any(drop).as_py():
+                    drop = None
+            if drop is not None and table == "chunks":
                 left = pa.table({"document_id": documents, "chunk_id": parquet.read(columns=["chunk_id"]).column(0)})
-                left = left.filter(pc.invert(keep)).group_by("document_id").aggregate([("chunk_id", "list")])
+                left = left.filter(drop).group_by("document_id").aggregate([("chunk_id", "list")])
                 for doc, chunk_ids in zip(left.column(0).to_pylist(), left.column(1).to_pylist()):
                     yield TaggedOutput("stale", (doc, ("chunk_ids", chunk_ids)))
+            kept = total - (pc.sum(drop).as_py() if drop is not None else 0)
             if not kept:
                 return
             target = f"{self.folders[table]}/part-copy-{uuid.uuid4().hex}.parquet"
-            whole = (kept == len(keep) and parquet.schema_arrow.equals(schema)
+            whole = (drop is None and parquet.schema_arrow.equals(schema)
                      and parquet.metadata.row_group(0).column(0).compression == _PARQUET_CODECS[self.codec])
-            if whole:  # byte for byte: nothing to decode or encode
-                f.seek(0)
-                with FileSystems.create(target) as out:
-                    shutil.copyfileobj(f, out, 8 * 1024 * 1024)
-            else:
+            if not whole:
                 with FileSystems.create(target) as out, pq.ParquetWriter(out, schema, compression=self.codec) as w:
                     for i in range(parquet.num_row_groups):
                         group = parquet.read_row_group(i)
-                        group = group.filter(pc.is_in(group.column("document_id"), value_set=ids))
+                        if drop is not None:
+                            group = group.filter(pc.invert(pc.is_in(group.column("document_id"), value_set=ids)))
                         if group.num_rows:
                             # An older previous file may lack newer nullable columns.
                             w.write_table(_conform(group, schema))
+        if whole:  # byte for byte: nothing to decode or encode
+            _copy_file(path, target)
         self.copied.inc(kept)
         yield ShardRef(table, target)
+
+
+def _copy_file(source: str, target: str) -> None:
+    """Copy a previous file into this run: a hard link on a local disk (the files of a run
+    are never changed, only removed), a copy made by the store itself for an object store."""
+    if FileSystems.get_scheme(source) is None:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        try:
+            os.link(source, target)
+            return
+        except OSError:  # another device, or a filesystem without hard links
+            pass
+        shutil.copyfile(source, target)
+        return
+    FileSystems.copy([source], [target])
 
 
 def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -301,15 +345,6 @@ class _WriteChangesFn(beam.DoFn):
 
     def finish_bundle(self):
         self._files.close()
-
-
-def previous_files(pbegin, previous: PreviousRun):
-    """The previous run's files as ``(table, path)``, spread over the workers when there are
-    more than :data:`SPREAD_FILES`: read by :func:`compare` (documents and chunks) and
-    :func:`copy_unchanged` (all of them)."""
-    sources = [(t, p) for t in COPIED_TABLES for p in previous.files.get(t, [])]
-    # Spreading a handful of files costs a shuffle and gains nothing.
-    return pbegin | "PreviousFiles" >> beam.Create(sources, reshuffle=len(sources) > SPREAD_FILES)
 
 
 class _AsPairs(beam.DoFn):
@@ -350,39 +385,53 @@ def _with_outputs(pcoll, label: str, fn: beam.DoFn, side_inputs: tuple, tags: Tu
                                     for tag in (main, *tags)})
 
 
-def compare(files, before, read: ReadDocuments, strategy: Chunker, same_options: bool):
-    """Join the matched files with the previous run's documents by id and classify each.
+def compare(pbegin, read: ReadDocuments, previous: PreviousRun, strategy: Chunker, same_options: bool):
+    """Join the files matched now with the previous run's documents by id and classify each.
 
     Args:
-        files: The matched files' metadata.
-        before: :func:`previous_files`.
-        read: The job's reader (its limits, tags and forced content types).
+        pbegin: The pipeline's start.
+        read: The job's reader (its patterns, exclusions, limits, tags and forced content types).
+        previous: :func:`previous_run`.
         strategy: The job's strategy (or router), for each document's strategy fingerprint.
         same_options: Whether the previous run had this run's :func:`options_fingerprint`.
 
     Returns:
         The tagged outputs of :class:`_CompareFn`: ``documents`` (Documents and read
-        Failures to process), ``changes``, ``stale`` and ``unchanged``.
+        Failures to process), ``changes`` and ``stale``.
     """
-    now = files | "KeyFiles" >> beam.Map(lambda meta: (document_id(meta.path), ("file", meta)))
-    rows = (before
-            | "DocumentsFiles" >> beam.FlatMap(lambda item: [item[1]] if item[0] == "documents" else [])
-            | "ReadPrevious" >> beam.ParDo(_ReadPreviousFn()))
-    reader = read.reader()
-    joined = (now, rows) | "FilesAndPrevious" >> beam.Flatten() | "ByDocument" >> beam.GroupByKey()
-    return _with_outputs(joined, "Compare", _CompareFn(reader, strategy, same_options), (),
-                         ("changes", "stale", "unchanged"), "documents")
+    documents = [("documents", path) for path in previous.files.get("documents", [])]
+    if reshuffle_is_noop(pbegin.pipeline.runner):  # the files are listed and partitioned when built
+        files = read.files(pbegin, spread=False) | "FileSources" >> beam.Map(lambda meta: ("file", meta))
+        sources = (files, pbegin | "PreviousDocuments" >> beam.Create(documents, reshuffle=False)) | beam.Flatten()
+    else:
+        listed = [("pattern", p) for p in read.patterns] + documents
+        # Spreading a handful of sources costs a shuffle and gains nothing.
+        sources = pbegin | "Sources" >> beam.Create(listed, reshuffle=len(listed) > SPREAD_FILES)
+    joined = (sources
+              | "FilesAndPrevious" >> beam.ParDo(_SourcesFn(read.matcher()))
+              | "ByDocument" >> beam.GroupByKey())
+    return _with_outputs(joined, "Compare", _CompareFn(read.reader(), strategy, same_options), (),
+                         ("changes", "stale"), "documents")
 
 
-def copy_unchanged(before, unchanged, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str):
-    """Copy the unchanged documents' rows of every previous file (:func:`previous_files`)
-    into this run's folders.
+def copy_unchanged(pbegin, previous: PreviousRun, stale, folders: Dict[str, str], schemas: Dict[str, pa.Schema],
+                   codec: str):
+    """Copy the unchanged documents' rows of every previous file into this run's folders.
+
+    Args:
+        pbegin: The pipeline's start.
+        previous: :func:`previous_run`; its files are spread over the workers when there
+            are more than :data:`SPREAD_FILES`.
+        stale: :func:`compare`'s ``stale``: the documents whose previous rows are left out.
 
     Returns:
         The tagged outputs ``refs`` (the :class:`ShardRef` of each file written, for the
         commit) and ``stale`` (the previous chunk ids of the other documents).
     """
-    return _with_outputs(before, "CopyUnchanged", _CopyUnchangedFn(folders, schemas, codec), (AsList(unchanged),),
+    sources = [(t, p) for t in COPIED_TABLES for p in previous.files.get(t, [])]
+    files = pbegin | "PreviousFiles" >> beam.Create(sources, reshuffle=len(sources) > SPREAD_FILES)
+    ids = stale | "StaleIds" >> beam.Map(lambda pair: pair[0])  # the side input needs no rows
+    return _with_outputs(files, "CopyUnchanged", _CopyUnchangedFn(folders, schemas, codec), (AsList(ids),),
                          ("stale",), "refs")
 
 
@@ -395,16 +444,16 @@ def _with_chunk_ids(keyed):
 
 
 def write_changes(changes, stale_rows, stale_ids, folder: str, codec: str):
-    """Write the changes table to ``folder``: ``changes`` as they are, ``stale_rows`` of
-    changed and deleted documents joined with their previous chunk ids (``stale_ids``).
+    """Write the changes table to ``folder``: ``changes`` as they are (in the step that
+    makes them), ``stale_rows`` of changed and deleted documents once joined with their
+    previous chunk ids (``stale_ids``).
 
     Returns:
-        The refs of the files written.
+        The refs of the files written, as two collections (for the commit to gather).
     """
     completed = ((stale_rows, stale_ids)
                  | "StaleRowsAndIds" >> beam.Flatten()
                  | "StaleByDocument" >> beam.GroupByKey()
                  | "WithChunkIds" >> beam.FlatMap(_with_chunk_ids))
-    return ((changes, completed)
-            | "AllChanges" >> beam.Flatten()
-            | "WriteChanges" >> beam.ParDo(_WriteChangesFn(folder, codec)))
+    return (changes | "WriteChanges" >> beam.ParDo(_WriteChangesFn(folder, codec)),
+            completed | "WriteStaleChanges" >> beam.ParDo(_WriteChangesFn(folder, codec)))

@@ -22,7 +22,7 @@ from beam_chunking.parsers.compressed import gunzip, is_gzip
 from beam_chunking.parsers.detect import ContentTypes, content_type_pairs, detect_content_type, path_pattern
 from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
 from beam_chunking.transforms._common import NAMESPACE, StageFn
-from beam_chunking.transforms._files import check_regular_file, input_roots, is_glob
+from beam_chunking.transforms._files import check_regular_file, input_roots
 from beam_chunking.transforms._listing import unlisted_metadata
 from beam_chunking.transforms.fused import OpenFn
 from beam_chunking.transforms._runners import reshuffle_is_noop
@@ -52,12 +52,10 @@ def excluded(path: str, exclude: Sequence[str]) -> bool:
 def matched_files(patterns: Sequence[str], exclude: Sequence[str] = ()) -> List[Any]:
     """List the files the patterns match now, each once, exclusions left out (metadata in
     path order). Patterns are normalised as :class:`ReadDocuments` does."""
-    skip = [exclude_pattern(p) for p in exclude]
+    matcher = MatchFn([exclude_pattern(p) for p in exclude], allow_empty=True)
     found: Dict[str, Any] = {}
-    patterns = [normalize_uri(p) for p in patterns]
-    listed = [meta for result in FileSystems.match(patterns) for meta in result.metadata_list]
-    for meta in listed + [meta for p in patterns for meta in unlisted_metadata(p)]:
-        if not excluded(meta.path, skip):
+    for pattern in dict.fromkeys(normalize_uri(p) for p in patterns):
+        for meta in matcher.match(pattern):
             found.setdefault(meta.path, meta)
     return [found[path] for path in sorted(found)]
 
@@ -84,6 +82,31 @@ def partitions_for(files: List[Any], requested: Optional[int] = None) -> int:
         return requested
     total = sum(m.size_in_bytes or 0 for m in files)
     return max(MIN_PARTITIONS, math.ceil(total / PARTITION_BYTES))
+
+
+class MatchFn(beam.DoFn):
+    """A pattern -> the metadata of every file it matches now: Beam's listing, then what that
+    listing leaves out without a word (:func:`unlisted_metadata`), excluded paths left out.
+
+    Args:
+        exclude: Globs as :class:`ReadDocuments` normalises them.
+        allow_empty: Whether a pattern may match nothing (else :class:`FileNotFoundError`).
+    """
+
+    def __init__(self, exclude: Sequence[str] = (), allow_empty: bool = False):
+        self.exclude = tuple(exclude)
+        self.allow_empty = allow_empty
+
+    def match(self, pattern: str) -> List[Any]:
+        """The metadata ``pattern`` matches, listed now (see the class)."""
+        listed = FileSystems.match([pattern])[0].metadata_list
+        if not listed and not self.allow_empty:
+            raise FileNotFoundError(f"no file matches {pattern}")
+        return [meta for meta in listed + unlisted_metadata(pattern) if not excluded(meta.path, self.exclude)]
+
+    def process(self, pattern: str):
+        yield from self.match(pattern)
+
 
 class _ReadFn(StageFn):
     stage = Stage.READ
@@ -193,20 +216,11 @@ class ReadDocuments(beam.PTransform):
         the default; without, the caller shuffles them, and a file matched twice comes twice)."""
         if reshuffle_is_noop(pbegin.pipeline.runner):
             return self._partitioned_at_build(pbegin)
-        empty = fileio.EmptyMatchTreatment.ALLOW if self.allow_empty else fileio.EmptyMatchTreatment.DISALLOW
-        matched = (
-            pbegin
-            | "Patterns" >> beam.Create(self.patterns, reshuffle=False)
-            | "MatchFiles" >> fileio.MatchAll(empty_match_treatment=empty)
-        )
-        local = [p for p in self.patterns if FileSystems.get_scheme(p) is None and is_glob(p)]
-        if local:  # what Beam's listing drops (broken links, unreadable folders) gets a row too
-            unlisted = (pbegin
-                        | "LocalPatterns" >> beam.Create(local, reshuffle=False)
-                        | "Unlisted" >> beam.FlatMap(unlisted_metadata))
-            matched = (matched, unlisted) | "MatchedAndUnlisted" >> beam.Flatten()
-        matched = matched | "Exclude" >> beam.Filter(lambda meta, exclude: not excluded(meta.path, exclude),
-                                                     self.exclude)
+        # One step lists each pattern and adds what Beam's listing drops (broken links,
+        # unreadable folders), so that those get a row too.
+        matched = (pbegin
+                   | "Patterns" >> beam.Create(self.patterns, reshuffle=False)
+                   | "MatchFiles" >> beam.ParDo(self.matcher()))
         if not spread:
             return matched
         return (
@@ -218,6 +232,10 @@ class ReadDocuments(beam.PTransform):
             | "SpreadFiles" >> beam.GroupByKey()
             | "OnePerPath" >> beam.Map(lambda keyed: next(iter(keyed[1])))
         )
+
+    def matcher(self) -> MatchFn:
+        """The DoFn that lists one of :attr:`patterns` (its exclusions applied)."""
+        return MatchFn(self.exclude, self.allow_empty)
 
     def fns(self) -> List[beam.DoFn]:
         """The DoFns from file metadata to :class:`Document` (for a fused stage)."""

@@ -15,6 +15,7 @@ import os
 from typing import Dict, List, Mapping, NamedTuple, Optional
 
 import apache_beam as beam
+from apache_beam.pvalue import AsList
 from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.errors import ConfigError, OutputExistsError
@@ -24,7 +25,7 @@ from beam_chunking.rowcheck import check_rows
 from beam_chunking.transforms._commit import commit, discard, sweep
 from beam_chunking.transforms._common import StageFn
 from beam_chunking.transforms.fused import MapFn
-from beam_chunking.transforms._shards import Rows, ShardRef, WriteBundleShardsFn, WriteShards
+from beam_chunking.transforms._shards import Rows, WriteBundleShardsFn, WriteShards
 from beam_chunking.transforms.lease import LEASE, acquire, held_run, release_held, takes_lease
 from beam_chunking.transforms.manifest import TABLES, basename, new_run_id, run_folder
 from beam_chunking.transforms.progress import PROGRESS
@@ -35,8 +36,6 @@ _LOG = logging.getLogger(__name__)
 #: ``parents.chunk_id = chunks.parent_id``.
 SCHEMAS = {"chunks": CHUNKS_SCHEMA, "documents": DOCUMENTS_SCHEMA, "parents": CHUNKS_SCHEMA,
            "changes": CHANGES_SCHEMA}
-#: Stands in for "no file" so the commit runs even when no document reached the writer.
-_NOTHING = ShardRef("", "")
 
 
 #: Up to this many rows, a document's rows are checked in Python and converted to Arrow with
@@ -129,15 +128,16 @@ def abandon(output: str) -> bool:
 
 
 class _CommitFn(beam.DoFn):
+    """One element (whatever it is) -> the commit of every reported file (the side input)."""
+
     def __init__(self, output: str, run_id: str, codec: str, num_shards: int, fields: Dict[str, str],
                  leased: bool = False):
         self.output, self.run_id, self.codec, self.num_shards = output, run_id, codec, num_shards
         self.fields = fields
         self.leased = leased
 
-    def process(self, keyed):
-        _, refs = keyed
-        yield commit(self.output, self.run_id, [r for r in refs if r.table], SCHEMAS, self.codec, self.num_shards,
+    def process(self, _, refs):
+        yield commit(self.output, self.run_id, list(refs), SCHEMAS, self.codec, self.num_shards,
                      self.fields, leased=self.leased)
 
 
@@ -230,17 +230,22 @@ class WriteChunkTable(beam.PTransform):
         return WriteBundleShardsFn(plan.folders, SCHEMAS, self.compression)
 
     def commit(self, refs, plan: "WritePlan"):
-        """Gather every file reported by a succeeded bundle into the one commit step."""
-        # The sentinel makes the group exist (and the commit run) when no document came at all.
-        nothing = refs.pipeline | "NoFile" >> beam.Create([_NOTHING])
-        return (
-            (refs, nothing)
-            | "AllReportedFiles" >> beam.Flatten()
-            | "OneKey" >> beam.Map(lambda ref: (0, ref))
-            | "GatherFiles" >> beam.GroupByKey()
-            | "Commit" >> beam.ParDo(_CommitFn(self.output, plan.run_id, self.compression, self.num_shards,
-                                             self.manifest_fields, plan.leased))
-        )
+        """Gather every file reported by a succeeded bundle into the one commit step.
+
+        Args:
+            refs: The :class:`ShardRef`\ s of the files written: one collection, or several
+                (gathered by one Flatten, a single stage on most runners).
+        """
+        sources = [refs] if isinstance(refs, beam.PCollection) else list(refs)
+        reported = sources[0] if len(sources) == 1 else tuple(sources) | "AllReportedFiles" >> beam.Flatten()
+        # A step reads a side input only once it is complete: every bundle that reports into
+        # it has succeeded (a retried or duplicated bundle counts once). So one element, read
+        # with the reports as a side input, commits once, after every file, and also when no
+        # document came at all (a shuffle of the reports onto one key costs two stages more).
+        return (sources[0].pipeline
+                | "CommitOnce" >> beam.Create([None], reshuffle=False)
+                | "Commit" >> beam.ParDo(_CommitFn(self.output, plan.run_id, self.compression, self.num_shards,
+                                                 self.manifest_fields, plan.leased), AsList(reported)))
 
     def expand(self, pcoll):
         plan = self.plan(lease=takes_lease(pcoll.pipeline))

@@ -21,7 +21,7 @@ from beam_chunking.pipelines.run import run
 from beam_chunking.pipelines.spec import parse_spec
 from beam_chunking.strategies import RecursiveChunker
 from beam_chunking.transforms import ChunkFiles
-from beam_chunking.transforms.manifest import read_manifest, read_table
+from beam_chunking.transforms.manifest import read_manifest, read_table, table_files
 from beam_chunking.transforms.pgvector import ApplyChanges, DeleteDocument, DocumentRows
 from beam_chunking.types import Chunk, ParsedDocument
 
@@ -87,8 +87,11 @@ def test_nothing_changed_keeps_every_row(mode, tmp_path, request):
     first = run(["--input", f"{src}/*", "--output", out, "--max-chunk-size", "200"])
     assert first.changes == {"new": 8, "changed": 0, "unchanged": 0, "deleted": 0}  # a full run: all new
     before = {t: rows(out, t) for t in ("chunks", "documents", "parents")}
+    files_before = {t: sorted(open(p, "rb").read() for p in table_files(out, t)) for t in ("chunks", "documents")}
     again = ["--input", f"{src}/*", "--output", out, "--max-chunk-size", "200", "--incremental"]
     summary = run(again + runner_args(mode, request))
+    # No document's rows go, so every previous file is copied as it is, byte for byte.
+    assert {t: sorted(open(p, "rb").read() for p in table_files(out, t)) for t in files_before} == files_before
     assert summary.changes == {"new": 0, "changed": 0, "unchanged": 8, "deleted": 0}
     assert "changes:   0 new, 0 changed, 8 unchanged, 0 deleted" in summary.render()
     assert {t: rows(out, t) for t in before} == before

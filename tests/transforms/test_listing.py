@@ -12,6 +12,7 @@ from apache_beam.io.filesystems import FileSystems
 from beam_chunking.errors import SkippedInput
 from beam_chunking.transforms._files import check_regular_file, input_roots
 from beam_chunking.transforms._listing import unlisted
+from beam_chunking.transforms.read import MatchFn
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="needs POSIX links and permissions")
 
@@ -36,6 +37,14 @@ def test_unlisted_entries_follow_what_the_pattern_would_read(tree):
     assert unlisted(f"{tree}/*/*.txt") == [f"{tree}/alias"]
     assert unlisted(f"{tree}/g*") == [] and unlisted(f"{tree}/good.txt") == []
     assert unlisted("gs://bucket/in/*") == []
+
+
+def test_the_match_step_adds_what_the_listing_drops_and_leaves_out_exclusions(tree):
+    found = sorted(m.path for m in MatchFn(exclude=["*/sub/*"]).match(f"{tree}/**"))
+    assert found == [f"{tree}/{n}" for n in ("alias", "dangling.txt", "good.txt", "loop.txt")]
+    with pytest.raises(FileNotFoundError, match="no file matches .*/nothing-"):
+        MatchFn().match(f"{tree}/nothing-*")
+    assert MatchFn(allow_empty=True).match(f"{tree}/nothing-*") == []
 
 
 def test_roots_are_real_paths_and_a_named_link_is_its_own_root(tree, tmp_path):
