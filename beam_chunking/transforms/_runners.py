@@ -2,7 +2,8 @@
 
 Beam's DaskRunner (2.77) runs a Reshuffle as a no-op, keeps a source in one partition,
 drops whatever a DoFn emits from ``finish_bundle``, keeps every ParDo's outputs until the
-job ends, and hands every output of a multi-output ParDo to the consumers of each. The
+job ends, hands every output of a multi-output ParDo to the consumers of each, and computes
+a side input inside the task that reads it. The
 transforms check for it here, in one place, and expand differently where the model would
 otherwise lose or serialise work.
 """
@@ -35,4 +36,11 @@ def drops_finish_bundle_output(runner: Any) -> bool:
 def mixes_tagged_outputs(runner: Any) -> bool:
     """Whether ``runner`` gives the consumers of one tagged output of a ParDo all of its
     outputs, untagged (so outputs must be told apart by value)."""
+    return _is_dask(runner)
+
+
+def nests_side_inputs(runner: Any) -> bool:
+    """Whether ``runner`` computes a side input inside the task that reads it, not as a
+    dependency before it (so the whole job upstream of a side input becomes one task, which
+    a lost worker reruns from the start and which cannot be cancelled)."""
     return _is_dask(runner)

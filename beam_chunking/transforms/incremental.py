@@ -27,8 +27,9 @@ bytes (copies, restores and checkouts set it at will; object stores report the u
 and hashing costs about one read of the corpus, a small part of a run (bench/incremental.py).
 
 Copying works file by file and is told which documents' rows go (the changed and deleted
-ones, usually few): a previous file that holds none of them is copied byte for byte, without
-reading a column; others are filtered row group by row group. So an incremental run
+ones, usually few): a previous file that holds none of them is copied byte for byte (with
+nothing changed, without reading a column; else its ``document_id`` column is read to tell);
+others are filtered row group by row group. So an incremental run
 cannot promise a fixed file count, and refuses ``num_shards``.
 """
 from __future__ import annotations
@@ -120,7 +121,8 @@ class PreviousRun(NamedTuple):
 
 def previous_run(output: str, overwrite: bool = False) -> Optional[PreviousRun]:
     """The committed run an incremental run of ``output`` compares with, read when the
-    pipeline is built; ``None`` when the folder is empty or missing (every document is new).
+    pipeline is built; ``None`` when the folder is empty or missing, or its manifest names no
+    documents table (every document is new).
 
     Raises:
         OutputExistsError: the folder holds files but no manifest, and ``overwrite`` is
@@ -135,6 +137,10 @@ def previous_run(output: str, overwrite: bool = False) -> Optional[PreviousRun]:
                 f"--incremental: output folder {output} holds files ({found[0]} ...) but no {MANIFEST}, so it is "
                 "not the output of a previous run; point --output at that output, or pass --overwrite to "
                 "replace the folder with a full run")
+        return None
+    if "documents" not in manifest["tables"]:
+        # Not written by this package: without its documents no row could be told apart, so
+        # none is kept (every document is new and the run replaces the tables).
         return None
     files = {t: table_files(output, t, manifest) for t in COPIED_TABLES if t in manifest["tables"]}
     return PreviousRun(manifest.get("run_id"), files, manifest.get(OPTIONS_FINGERPRINT))
@@ -153,8 +159,8 @@ def _previous_rows(path: str):
 @beam.typehints.with_output_types(Any)  # declared: not inferred from the bytecode at build
 class _SourcesFn(beam.DoFn):
     """What the comparison joins, keyed by document id: ``("pattern", p)`` -> each file ``p``
-    matches as ``("file", (path, size, modified))``; ``("file", metadata)`` (listed when the
-    pipeline was built) the same; ``("documents", path)`` -> each row of a previous documents
+    matches as ``("file", metadata)``; ``("file", metadata)`` (listed when the pipeline was
+    built) the same; ``("documents", path)`` -> each row of a previous documents
     file as ``("document", row)``. One step, so that listing and reading the previous rows
     cost the runner no stage of their own before the join."""
 
@@ -167,8 +173,9 @@ class _SourcesFn(beam.DoFn):
             yield from _previous_rows(value)
             return
         for meta in (self.matcher.match(value) if kind == "pattern" else [value]):
-            # A tuple crosses the shuffle in a third of the bytes and time of a pickled FileMetadata.
-            yield document_id(meta.path), ("file", (meta.path, meta.size_in_bytes, meta.last_updated_in_seconds))
+            # As FileMetadata (pickled by the shuffle's coder): a local name that is not valid
+            # UTF-8 holds surrogates, which a string coder refuses.
+            yield document_id(meta.path), ("file", meta)
 
 
 @beam.typehints.with_output_types(Any)  # declared: not inferred from the bytecode at build
@@ -233,7 +240,7 @@ class _CompareFn(beam.DoFn):
         files, previous = [], None
         for kind, value in values:
             if kind == "file":
-                files.append(FileMetadata(*value))
+                files.append(value)
             else:
                 previous = value
         files = [m for m in files if not m.path.endswith("/")]  # folders are no documents
@@ -254,8 +261,9 @@ class _CompareFn(beam.DoFn):
 
 
 class _CopyUnchangedFn(beam.DoFn):
-    """A previous file -> its rows of unchanged documents in a file of this run (its ref);
-    for a chunks file also ``stale``: ``(document_id, chunk ids)`` of the rows left behind.
+    """A previous file -> its rows, less those of the documents that go, in a file of this
+    run (its ref); for a chunks file also ``stale``: ``(document_id, chunk ids)`` of the rows
+    left behind.
 
     The side input names the documents whose rows go (changed and deleted ones): usually far
     fewer than those that stay, and none when nothing changed, when every file is copied

@@ -49,10 +49,15 @@ def excluded(path: str, exclude: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(path, pattern) for pattern in exclude)
 
 
-def matched_files(patterns: Sequence[str], exclude: Sequence[str] = ()) -> List[Any]:
+def matched_files(patterns: Sequence[str], exclude: Sequence[str] = (), allow_empty: bool = True) -> List[Any]:
     """List the files the patterns match now, each once, exclusions left out (metadata in
-    path order). Patterns are normalised as :class:`ReadDocuments` does."""
-    matcher = MatchFn([exclude_pattern(p) for p in exclude], allow_empty=True)
+    path order), as :class:`MatchFn` lists each pattern. Patterns are normalised as
+    :class:`ReadDocuments` does.
+
+    Raises:
+        FileNotFoundError: a pattern matches nothing and ``allow_empty`` is false.
+    """
+    matcher = MatchFn([exclude_pattern(p) for p in exclude], allow_empty=allow_empty)
     found: Dict[str, Any] = {}
     for pattern in dict.fromkeys(normalize_uri(p) for p in patterns):
         for meta in matcher.match(pattern):
@@ -251,9 +256,7 @@ class ReadDocuments(beam.PTransform):
         return files | "ReadDocument" >> beam.ParDo(self.reader())
 
     def _partitioned_at_build(self, pbegin):
-        files = matched_files(self.patterns, self.exclude)
-        if not files and not self.allow_empty:
-            raise FileNotFoundError(f"no file matches {', '.join(self.patterns)}")
+        files = matched_files(self.patterns, self.exclude, allow_empty=self.allow_empty)
         requested = pbegin.pipeline.options.get_all_options().get("npartitions")
         groups = balanced_groups(files, partitions_for(files, requested))
         # Each Create becomes at least one partition; Flatten concatenates them.

@@ -25,7 +25,8 @@ from beam_chunking.rowcheck import check_rows
 from beam_chunking.transforms._commit import commit, discard, sweep
 from beam_chunking.transforms._common import StageFn
 from beam_chunking.transforms.fused import MapFn
-from beam_chunking.transforms._shards import Rows, WriteBundleShardsFn, WriteShards
+from beam_chunking.transforms._runners import nests_side_inputs
+from beam_chunking.transforms._shards import Rows, ShardRef, WriteBundleShardsFn, WriteShards
 from beam_chunking.transforms.lease import LEASE, acquire, held_run, release_held, takes_lease
 from beam_chunking.transforms.manifest import TABLES, basename, new_run_id, run_folder
 from beam_chunking.transforms.progress import PROGRESS
@@ -127,8 +128,13 @@ def abandon(output: str) -> bool:
     return True
 
 
+#: Stands in for "no file" where the reports are gathered by a shuffle (see ``commit``).
+_NOTHING = ShardRef("", "")
+
+
 class _CommitFn(beam.DoFn):
-    """One element (whatever it is) -> the commit of every reported file (the side input)."""
+    """The commit of every reported file: given as a side input to one element (whatever it
+    is), or as the one group of a shuffle onto one key (``(0, refs)``)."""
 
     def __init__(self, output: str, run_id: str, codec: str, num_shards: int, fields: Dict[str, str],
                  leased: bool = False):
@@ -136,8 +142,10 @@ class _CommitFn(beam.DoFn):
         self.fields = fields
         self.leased = leased
 
-    def process(self, _, refs):
-        yield commit(self.output, self.run_id, list(refs), SCHEMAS, self.codec, self.num_shards,
+    def process(self, element, refs=None):
+        if refs is None:  # gathered by a shuffle
+            _, refs = element
+        yield commit(self.output, self.run_id, [r for r in refs if r.table], SCHEMAS, self.codec, self.num_shards,
                      self.fields, leased=self.leased)
 
 
@@ -237,15 +245,26 @@ class WriteChunkTable(beam.PTransform):
                 (gathered by one Flatten, a single stage on most runners).
         """
         sources = [refs] if isinstance(refs, beam.PCollection) else list(refs)
+        commit_fn = _CommitFn(self.output, plan.run_id, self.compression, self.num_shards, self.manifest_fields,
+                              plan.leased)
+        pipeline = sources[0].pipeline
+        if nests_side_inputs(pipeline.runner):
+            # The reports are shuffled onto one key instead; a sentinel makes the group
+            # exist (and the commit run) when no document came at all.
+            nothing = pipeline | "NoFile" >> beam.Create([_NOTHING], reshuffle=False)
+            return ((*sources, nothing)
+                    | "AllReportedFiles" >> beam.Flatten()
+                    | "OneKey" >> beam.Map(lambda ref: (0, ref))
+                    | "GatherFiles" >> beam.GroupByKey()
+                    | "Commit" >> beam.ParDo(commit_fn))
         reported = sources[0] if len(sources) == 1 else tuple(sources) | "AllReportedFiles" >> beam.Flatten()
         # A step reads a side input only once it is complete: every bundle that reports into
         # it has succeeded (a retried or duplicated bundle counts once). So one element, read
         # with the reports as a side input, commits once, after every file, and also when no
         # document came at all (a shuffle of the reports onto one key costs two stages more).
-        return (sources[0].pipeline
+        return (pipeline
                 | "CommitOnce" >> beam.Create([None], reshuffle=False)
-                | "Commit" >> beam.ParDo(_CommitFn(self.output, plan.run_id, self.compression, self.num_shards,
-                                                 self.manifest_fields, plan.leased), AsList(reported)))
+                | "Commit" >> beam.ParDo(commit_fn, AsList(reported)))
 
     def expand(self, pcoll):
         plan = self.plan(lease=takes_lease(pcoll.pipeline))

@@ -4,6 +4,7 @@ with their chunk ids, on the in-process runner, on two local processes and (inte
 Beam's DaskRunner with a two-process cluster."""
 from __future__ import annotations
 
+import json
 import logging
 import os
 from dataclasses import dataclass
@@ -201,6 +202,37 @@ def test_incremental_needs_a_previous_output_or_an_empty_folder(tmp_path):
     with pytest.raises(ConfigError, match="incremental: expected true or false"):
         parse_spec({"incremental": "yes"})
     assert parse_spec({"incremental": True}).incremental
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs a file name that is not valid UTF-8")
+@pytest.mark.parametrize("mode", ["in_process", "multi_processing"])
+def test_a_name_that_is_not_valid_utf8_is_compared_like_any_other(mode, tmp_path, request):
+    src, out = tmp_path / "src", str(tmp_path / "out")
+    write_corpus(str(src), 2)
+    with open(os.fsencode(str(src)) + b"/bad\xff.md", "wb") as f:
+        f.write(b"# Odd name\n\nThe fox and the hen.\n")
+    assert run(["--input", f"{src}/*", "--output", out]).changes["new"] == 3
+    with open(src / "doc00.md", "a") as f:
+        f.write("\nOne more line.\n")
+    summary = run(["--input", f"{src}/*", "--output", out, "--incremental"] + runner_args(mode, request))
+    assert summary.changes == {"new": 0, "changed": 1, "unchanged": 2, "deleted": 0}
+    assert changes(out)["bad%FF.md"] == ("unchanged", [])
+
+
+def test_a_manifest_without_a_documents_table_is_not_compared_with(tmp_path):
+    src, out = str(tmp_path / "src"), str(tmp_path / "out")
+    write_corpus(src, 2)
+    run(["--input", f"{src}/*", "--output", out])
+    path = os.path.join(out, "_manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    del manifest["tables"]["documents"]
+    with open(path, "w") as f:
+        json.dump(manifest, f)
+    summary = run(["--input", f"{src}/*", "--output", out, "--incremental"])
+    assert summary.changes == {"new": 2, "changed": 0, "unchanged": 0, "deleted": 0}
+    chunk_ids = [r["chunk_id"] for r in rows(out, "chunks")]
+    assert chunk_ids and len(chunk_ids) == len(set(chunk_ids))  # replaced, not copied beside the new rows
 
 
 def test_apply_changes_gives_the_sink_its_inputs():

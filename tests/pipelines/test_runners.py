@@ -88,6 +88,19 @@ def test_same_tables_on_every_runner(mode, num_shards, corpus, baseline, dask_ad
         assert [len(summary.tables[t]) for t in ("chunks", "documents")] == [num_shards, num_shards]
 
 
+@pytest.mark.integration
+@pytest.mark.parametrize("mode", MODES)
+def test_a_run_that_reads_no_document_still_commits_empty_tables(mode, corpus, dask_address, tmp_path):
+    """The commit runs once also when no bundle reports a file (every matched file is
+    excluded here): as one element reading the reports as a side input, or, on Dask, as the
+    one group of a shuffle with a sentinel."""
+    out = str(tmp_path / "out")
+    summary = run(["--input", f"{corpus}/*", "--output", out, "--exclude", "*"] + runner_args(mode, dask_address))
+    assert (summary.documents, summary.chunks) == (0, 0)
+    assert all(read_table(out, t).num_rows == 0 for t in ("chunks", "documents"))
+    assert os.path.isfile(os.path.join(out, "_manifest.json"))
+
+
 @dataclass(frozen=True)
 class PidChunker(RecursiveChunker):
     """Recursive chunking that stamps the worker process id on every chunk."""

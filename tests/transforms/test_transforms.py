@@ -3,7 +3,6 @@ import glob
 import os
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import PipelineOptions
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
@@ -129,19 +128,6 @@ def test_all_failed_still_writes_an_empty_chunks_table(tmp_path):
     chunks = pq.read_table(str(tmp_path / "out" / "chunks"))
     assert chunks.num_rows == 0 and chunks.schema.field("chunk_id").type == "string"
     assert [d["status"] for d in pq.read_table(str(tmp_path / "out" / "documents")).to_pylist()] == ["failed"]
-
-
-@pytest.mark.parametrize("processes", [1, 2])
-def test_a_run_that_reads_no_document_still_commits_empty_tables(tmp_path, processes):
-    """The commit reads every reported file as a side input: it runs once also when no
-    bundle reports one (here every matched file is excluded)."""
-    write(tmp_path, {"a.md": b"# T\n\nSome words.\n", "b.md": b"More words.\n"})
-    args = ["--direct_running_mode", "multi_processing", "--direct_num_workers", "2"] if processes == 2 else []
-    with beam.Pipeline(options=PipelineOptions(["--runner", "FnApiRunner", *args])) as p:
-        p | ChunkFiles(str(tmp_path / "*.md"), str(tmp_path / "out"), RecursiveChunker(), exclude=["*.md"])
-    for table in ("chunks", "documents"):
-        assert pq.read_table(str(tmp_path / "out" / table)).num_rows == 0
-    assert os.path.isfile(tmp_path / "out" / "_manifest.json")
 
 
 def test_fixed_shard_count(tmp_path):
