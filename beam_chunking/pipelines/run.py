@@ -77,7 +77,7 @@ def is_dataflow(options: PipelineOptions) -> bool:
 
 def new_pipeline(options: PipelineOptions) -> beam.Pipeline:
     """A pipeline for ``options``; Beam's own option errors (a malformed ``--project``) become
-    one-line :class:`ConfigError`\ s."""
+    one-line errors (:class:`ConfigError`)."""
     FileSystems.set_options(options)
     try:
         return beam.Pipeline(options=options)

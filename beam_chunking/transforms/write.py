@@ -241,8 +241,8 @@ class WriteChunkTable(beam.PTransform):
         """Gather every file reported by a succeeded bundle into the one commit step.
 
         Args:
-            refs: The :class:`ShardRef`\ s of the files written: one collection, or several
-                (gathered by one Flatten, a single stage on most runners).
+            refs: The file references (:class:`ShardRef`) of the files written: one
+                collection, or several (gathered by one Flatten, a single stage on most runners).
         """
         sources = [refs] if isinstance(refs, beam.PCollection) else list(refs)
         commit_fn = _CommitFn(self.output, plan.run_id, self.compression, self.num_shards, self.manifest_fields,
