@@ -1,8 +1,10 @@
-"""How ReadDocuments cuts files into partitions where the runner cannot redistribute them."""
+"""How ReadDocuments cuts files into partitions where the runner cannot redistribute them,
+and how it reads a local file."""
 from apache_beam.io.filesystem import FileMetadata
 
+from beam_chunking.transforms import read as read_module
 from beam_chunking.transforms.read import (MIN_PARTITIONS, PARTITION_BYTES, balanced_groups, exclude_pattern, excluded,
-                                          partitions_for)
+                                          partitions_for, read_local)
 
 
 def files(sizes):
@@ -35,3 +37,15 @@ def test_relative_exclude_paths_are_made_absolute_and_wildcards_kept(tmp_path, m
     monkeypatch.chdir(tmp_path)
     assert exclude_pattern("*.pdf") == "*.pdf" and exclude_pattern("gs://b/x/*") == "gs://b/x/*"
     assert exclude_pattern("docs/drafts/*") == f"{tmp_path}/docs/drafts/*"
+
+
+def test_a_local_file_is_read_in_parts_up_to_the_limit(tmp_path, monkeypatch):
+    path = tmp_path / "f.bin"
+    path.write_bytes(bytes(range(10)))
+    monkeypatch.setattr(read_module, "_READ_CHUNK", 3)  # every read below takes several calls
+    assert read_local(str(path), 11, 20) == bytes(range(10))  # the listed size plus one: all of it
+    assert read_local(str(path), 4, 20) == bytes(range(10))  # it grew since it was listed: the rest too
+    assert read_local(str(path), 4, 7) == bytes(range(7))  # never more than the limit
+    assert read_local(str(path), 7, 7) == bytes(range(7))
+    (tmp_path / "empty").write_bytes(b"")
+    assert read_local(str(tmp_path / "empty"), 1, 20) == b""
