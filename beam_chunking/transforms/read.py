@@ -102,7 +102,9 @@ def read_local(path: str, first: int, most: int) -> bytes:
     every filesystem class on each open, and a Python file object costs about 10 us per
     file, as much as reading a 10 KB file (bench/incremental.py reads 2,008 of them).
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    # Non-blocking: a FIFO put in the file's place after it was checked cannot hang the
+    # open (a regular file reads the same either way).
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
         data = _read_fd(fd, first)
         if len(data) == first and first < most:
