@@ -70,7 +70,8 @@ from beam_chunking.types import Document
 OPTIONS_FINGERPRINT = "options_fingerprint"
 #: Tables whose unchanged rows are copied into the new run (``changes`` is rewritten).
 COPIED_TABLES = ("chunks", "parents", "documents")
-#: Most previous files read where they are listed, without a shuffle to spread them.
+#: Most sources (patterns, previous files) read where they are listed, without a shuffle to
+#: spread them.
 SPREAD_FILES = 8
 #: Statuses of previous documents whose rows can be kept (a failed one is retried).
 _KEPT_STATUSES = ("ok", "empty")
@@ -410,7 +411,8 @@ def compare(pbegin, read: ReadDocuments, previous: PreviousRun, strategy: Chunke
     documents = [("documents", path) for path in previous.files.get("documents", [])]
     if reshuffle_is_noop(pbegin.pipeline.runner):  # the files are listed and partitioned when built
         files = read.files(pbegin, spread=False) | "FileSources" >> beam.Map(lambda meta: ("file", meta))
-        sources = (files, pbegin | "PreviousDocuments" >> beam.Create(documents, reshuffle=False)) | beam.Flatten()
+        previous_documents = pbegin | "PreviousDocuments" >> beam.Create(documents, reshuffle=False)
+        sources = (files, previous_documents) | "AllSources" >> beam.Flatten()
     else:
         listed = [("pattern", p) for p in read.patterns] + documents
         # Spreading a handful of sources costs a shuffle and gains nothing.
