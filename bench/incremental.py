@@ -1,15 +1,18 @@
 """Incremental re-runs against a full run of the same corpus, measured in one process.
 
-    python bench/corpus.py && python bench/incremental.py [--embed-files 200] [--reps 3]
+    python bench/corpus.py && python bench/incremental.py [--embed-files 200] [--reps 5] [--embed-reps 1]
 
 Corpus: ``bench/corpus/docs`` (20 MB, about 2,000 files), copied to a temporary folder so
 that files can be edited. Runner: the in-process one (FnApiRunner), strategy ``recursive``
 (512/50 characters), token counts with ``cl100k_base``, as ``beam-chunking run`` does by
 default. Each time is the wall time of :func:`beam_chunking.pipelines.run.run` (options,
-pipeline build, run, commit and summary), after one small warm-up run; the best of
-``--reps`` (a full run: the best of 2).
+pipeline build, run, commit and summary), from a collected heap, after one small warm-up
+run. The runs are interleaved: each of ``--reps`` rounds makes a full run (into an output of
+its own), then an incremental run with nothing changed, then one with 5% changed. Each
+ratio = full run time / incremental run time: the ratio of the bests, with the per-round
+range and median.
 
-Scenarios, each ratio = full run time / incremental run time, measured in this run:
+Scenarios:
 
 1. nothing changed (target >= 10x);
 2. 5% of the files changed: one line appended to every 20th file (target >= 5x); each
@@ -34,18 +37,14 @@ sys.path.insert(0, os.path.dirname(HERE))
 CORPUS = os.path.join(HERE, "corpus", "docs")
 
 
-def timed_run(argv, reps):
+def timed_run(argv):
+    """``(seconds, summary)`` of one run, started from a collected heap (see bench/interleave.py)."""
     from beam_chunking.pipelines.run import run
 
-    best, summary = None, None
-    for _ in range(reps):
-        summary = None  # the previous run's summary is garbage before the collection
-        gc.collect()  # each timing starts from a collected heap (see bench/interleave.py)
-        start = time.perf_counter()
-        summary = run(argv)
-        took = time.perf_counter() - start
-        best = took if best is None else min(best, took)
-    return best, summary
+    gc.collect()
+    start = time.perf_counter()
+    summary = run(argv)
+    return time.perf_counter() - start, summary
 
 
 def edit(src, names, every, tag):
@@ -57,23 +56,34 @@ def edit(src, names, every, tag):
     return len(edited)
 
 
-def scenario(title, src, out, spec, reps, full_reps):
-    """Full run, then nothing changed, then 5% changed; rows of the report."""
+def spread(full, other):
+    """``best ratio [per-round low-high, median]`` of full-run times over ``other``'s."""
+    rounds = sorted(f / o for f, o in zip(full, other))
+    return f"{min(full) / min(other):5.1f}x [{rounds[0]:.1f}-{rounds[-1]:.1f}, median {rounds[len(rounds) // 2]:.1f}]"
+
+
+def scenario(title, src, folder, reps):
+    """``reps`` rounds, each a full run (into an output of its own), a run with nothing
+    changed and one with 5% of the files changed; rows of the report."""
     names = sorted(os.listdir(src))
-    base = ["--config", spec]
-    full, summary = timed_run(base + ["--overwrite"], full_reps)
-    rows = [(f"{title}: full run", full, summary, None)]
-    same, summary = timed_run(base + ["--incremental"], reps)
-    assert summary.changes["unchanged"] == summary.documents, summary.changes
-    rows.append((f"{title}: nothing changed", same, summary, full / same))
-    best, summary = None, None
+    embed = title.startswith("MiniLM")
+    full_spec = write_spec(folder, src, os.path.join(folder, f"full-{len(names)}"), embed)
+    spec = write_spec(folder, src, os.path.join(folder, f"incremental-{len(names)}"), embed)
+    timed_run(["--config", spec, "--overwrite"])  # the output the incremental runs compare with
+    full, same, changed, last = [], [], [], {}
     for k in range(reps):
-        n = edit(src, names, 20, k)
-        took, summary = timed_run(base + ["--incremental"], 1)
-        assert summary.changes["changed"] == n, summary.changes
-        best = took if best is None else min(best, took)
-    rows.append((f"{title}: 5% changed ({n} files)", best, summary, full / best))
-    return rows
+        took, last["full"] = timed_run(["--config", full_spec, "--overwrite"])
+        full.append(took)
+        took, last["same"] = timed_run(["--config", spec, "--incremental"])
+        assert last["same"].changes["unchanged"] == last["same"].documents, last["same"].changes
+        same.append(took)
+        n = edit(src, names, 20, k)  # every round edits them again, so every round re-chunks them
+        took, last["changed"] = timed_run(["--config", spec, "--incremental"])
+        assert last["changed"].changes["changed"] == n, last["changed"].changes
+        changed.append(took)
+    return [(f"{title}: full run", full, last["full"], ""),
+            (f"{title}: nothing changed", same, last["same"], spread(full, same)),
+            (f"{title}: 5% changed ({n} files)", changed, last["changed"], spread(full, changed))]
 
 
 def write_spec(folder, src, out, embed):
@@ -85,7 +95,9 @@ def write_spec(folder, src, out, embed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=3, help="repetitions of each incremental run (default 3)")
+    ap.add_argument("--reps", type=int, default=5, help="rounds of the 20 MB scenario (default 5)")
+    ap.add_argument("--embed-reps", type=int, default=1,
+                    help="rounds of the embedding scenario (default 1: its full run takes minutes)")
     ap.add_argument("--embed-files", type=int, default=100,
                     help="files of the embedding scenario (default 100); 0 skips it")
     args = ap.parse_args()
@@ -103,8 +115,7 @@ def main():
             shutil.copy(os.path.join(src, name), warm)
         run(["--input", f"{warm}/*", "--output", os.path.join(work, "warm-out")])
         mb = sum(os.path.getsize(os.path.join(src, n)) for n in os.listdir(src)) / 1e6
-        rows = scenario(f"{mb:.0f} MB, {len(os.listdir(src))} files", src, os.path.join(work, "out"),
-                        write_spec(work, src, os.path.join(work, "out"), False), args.reps, 2)
+        rows = scenario(f"{mb:.0f} MB, {len(os.listdir(src))} files", src, work, args.reps)
         if args.embed_files:
             try:
                 from beam_chunking.embeddings.minilm import minilm_paths
@@ -117,14 +128,12 @@ def main():
                 os.makedirs(small)
                 for name in sorted(os.listdir(CORPUS))[:args.embed_files]:
                     shutil.copy(os.path.join(CORPUS, name), small)
-                out = os.path.join(work, "out-embed")
-                rows += scenario(f"MiniLM, {args.embed_files} files", small, out,
-                                 write_spec(work, small, out, True), args.reps, 1)
-        print(f"{'scenario':44s} {'seconds':>8s} {'chunks':>7s} {'ratio':>7s}  changes")
-        for title, seconds, summary, ratio in rows:
+                rows += scenario(f"MiniLM, {args.embed_files} files", small, work, args.embed_reps)
+        print(f"{'scenario':40s} {'best s [range]':>18s} {'chunks':>7s} {'ratio of bests [per round]':>32s}  changes")
+        for title, times, summary, ratio in rows:
             counts = ", ".join(f"{summary.changes[c]} {c}" for c in ("new", "changed", "unchanged", "deleted"))
-            print(f"{title:44s} {seconds:8.2f} {summary.chunks:7d} {'' if ratio is None else f'{ratio:6.1f}x':>7s}"
-                  f"  {counts}")
+            took = f"{min(times):.2f} [{min(times):.2f}-{max(times):.2f}]"
+            print(f"{title:40s} {took:>18s} {summary.chunks:7d} {ratio:>32s}  {counts}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -55,6 +55,7 @@ def child(mode: str, passes: int) -> dict:
     for _ in range(ROUNDS):  # interleaved rounds
         for name, fn in impls:
             kept = [fn(t) for t in texts]
+            gc.collect()  # untimed: the other implementation's garbage is not this one's to collect
             t0 = time.perf_counter()
             for _ in range(passes):
                 kept = [fn(t) for t in texts]

@@ -172,7 +172,10 @@ class _Tables:
         body = raw[:-1]
         char_begins = (body & 0xC0) != 0x80
         char_begins[-1] = False
-        self.starts = np.where(used, np.add.reduceat(char_begins, begin), 0).astype(np.uint8)
+        starts = np.where(used, np.add.reduceat(char_begins, begin), 0)
+        # One byte per token where it can hold every count (cl100k's longest token has 128
+        # characters); a vocabulary with longer tokens gets two.
+        self.starts = starts.astype(np.uint8 if starts.max(initial=0) <= 0xFF else np.uint16)
         non_ascii = np.maximum.reduceat(body, begin) >= 0x80
         self.flags = np.where(used, flags, 0).astype(np.uint8)
         for i in np.flatnonzero(non_ascii & used).tolist():  # their edge characters need decoding
@@ -189,6 +192,7 @@ _PAIR_UNSURE = np.zeros(16, dtype=bool)
 for _before in (_LETTER, _CUT):
     for _after in (_NON_LETTER, _CUT):
         _PAIR_UNSURE[_before << 2 | _after] = _CUT in (_before, _after)
+del _before, _after
 
 
 def _tables(enc) -> _Tables:
@@ -541,7 +545,7 @@ def token_windows(enc, text: str, start: int, end: int, window: int, overlap: in
                 exact_start = tk.piece_start(i, cs)
                 continue
             raise AssertionError("token window could not be fitted")  # pragma: no cover
-        if ce_trim > cs and (not text[cs].isspace() or skip_space(text, cs, ce_trim) < ce_trim):
+        if ce_trim > cs and skip_space(text, cs, ce_trim) < ce_trim:
             out.append((cs, ce_trim, count))
         if ce_trim >= e or (j == last and ce == e):
             return out

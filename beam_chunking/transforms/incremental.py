@@ -305,11 +305,15 @@ class _CopyUnchangedFn(beam.DoFn):
             whole = (drop is None and parquet.schema_arrow.equals(schema)
                      and parquet.metadata.row_group(0).column(0).compression == _PARQUET_CODECS[self.codec])
             if not whole:
+                keep = None if drop is None else pc.invert(drop)
+                offset = 0
                 with FileSystems.create(target) as out, pq.ParquetWriter(out, schema, compression=self.codec) as w:
                     for i in range(parquet.num_row_groups):
                         group = parquet.read_row_group(i)
-                        if drop is not None:
-                            group = group.filter(pc.invert(pc.is_in(group.column("document_id"), value_set=ids)))
+                        rows = group.num_rows
+                        if keep is not None:  # the file's mask, cut to the group's rows
+                            group = group.filter(keep.slice(offset, rows))
+                        offset += rows
                         if group.num_rows:
                             # An older previous file may lack newer nullable columns.
                             w.write_table(_conform(group, schema))

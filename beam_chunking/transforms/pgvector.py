@@ -15,8 +15,9 @@ document gets a transaction of its own). Rows go in by binary ``COPY``:
 
 - rows with the canonical ``"{document_id}:{start:010d}"`` ids stream into the table as their
   documents arrive, and the rows of those documents that the transaction did not write are
-  deleted when it ends (PostgreSQL writes a binary COPY's rows 1,000 at a time, so rows sent
-  as they come are written while the next documents are built);
+  deleted when it ends (PostgreSQL writes a COPY's rows in groups of 1,000 rows or 64 KB,
+  whichever fills first, so rows sent as they come are written while the next documents
+  are built);
 - when a streamed row's id is taken (a document changed in place), that batch and the rest
   of the worker's go the delete-first way: the documents' rows are deleted, then the new
   ones copied straight in;
@@ -376,9 +377,9 @@ class _WriteFn(beam.DoFn):
     def _stream(self, document_id: str, values: List[List[Any]], n: int):
         """Send a document's rows into the batch being streamed, starting one when needed.
 
-        PostgreSQL's binary COPY buffers 1,000 rows before it writes them to the table and its
-        indexes, so a batch sent whole writes most of its rows after the last one arrives,
-        while this worker waits. Sent as each document arrives, the rows are written while
+        PostgreSQL's COPY buffers rows (1,000 rows or 64 KB, whichever fills first) before it
+        writes them to the table and its indexes, so a batch sent whole writes most of its
+        rows after the last one arrives, while this worker waits. Sent as each document arrives, the rows are written while
         the next documents are chunked and packed. The stale rows of the batch's documents
         are deleted when the batch ends, in the same transaction (see :class:`_Stream`).
         """
@@ -483,8 +484,11 @@ class _Stream:
         self.copying = None
         try:
             self.cur = fn.conn.cursor()
-            # The delete at the end goes by the document_id index (see _WriteFn._apply).
+            # The delete at the end goes by the document_id index (see _WriteFn._apply). The
+            # COPY stays open while the next documents are made, waiting on this worker, not
+            # on the server: a server's statement_timeout would cancel it.
             self.cur.execute("SET LOCAL enable_seqscan = off")
+            self.cur.execute("SET LOCAL statement_timeout = 0")
             self.copying = self.cur.copy(
                 fn.sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(fn.target, sql_columns(fn.sql)))
             copy = self.copying.__enter__()
@@ -495,12 +499,20 @@ class _Stream:
             raise
 
     def add(self, document_id: str, values: List[List[Any]], n: int) -> None:
-        """Send one document's rows."""
-        write = self.write
-        for row in values:
-            write(row)
+        """Send one document's rows.
+
+        Raises:
+            ChunkingError: a row could not be sent; the batch is rolled back.
+        """
         self.pending[document_id] = (values, True)
         self.count += n
+        write = self.write
+        try:
+            for row in values:
+                write(row)
+        except Exception as exc:
+            self._end(exc)
+            raise _rolled_back(self.fn.config.table, self.count, self.pending, exc) from exc
 
     def commit(self) -> None:
         """End the COPY (PostgreSQL writes its last rows), delete the stale rows, commit.
@@ -649,9 +661,9 @@ class WriteToPgVector(beam.PTransform):
         dimension: Vector length N of the ``vector(N)`` column; required with ``create``, and
             checked against an existing table otherwise. Default ``None``.
         batch_size: Rows per transaction, at most (whole documents: a document with more rows
-            gets a transaction of its own). Default 5,000: PostgreSQL writes a binary COPY's
-            rows 1,000 at a time, so a larger batch has most of its rows written while the
-            next documents arrive.
+            gets a transaction of its own). Default 5,000: few commits per worker, while the
+            rows of a streamed batch reach the table as their documents arrive whatever its
+            size (PostgreSQL writes a COPY's rows every 1,000 rows or 64 KB).
         index: Vector index made with ``create``: ``"hnsw"`` (default), ``"ivfflat"`` (better
             built after loading, since its lists are fit to the rows present) or ``None``. A
             btree index on ``document_id`` is always made.

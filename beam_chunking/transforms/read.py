@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import apache_beam as beam
 from apache_beam.io import fileio
@@ -90,39 +90,43 @@ def partitions_for(files: List[Any], requested: Optional[int] = None) -> int:
     return max(MIN_PARTITIONS, math.ceil(total / PARTITION_BYTES))
 
 
-#: Most bytes asked of the operating system in one read (a read reserves what it asks).
+#: Most bytes asked for in one read (a read reserves what it asks).
 _READ_CHUNK = 8 * 1024 * 1024
 
 
-def read_local(path: str, first: int, most: int) -> bytes:
-    """The bytes of the local file at ``path``: ``first`` asked for and, when all of them
-    came (the file grew since it was listed), more, up to ``most`` in all.
-
-    Reads through the operating system's calls: Beam's FileSystems look the scheme up among
-    every filesystem class on each open, and a Python file object costs about 10 us per
-    file, as much as reading a 10 KB file (bench/incremental.py reads 2,008 of them).
-    """
-    # Non-blocking: a FIFO put in the file's place after it was checked cannot hang the
-    # open (a regular file reads the same either way).
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0))
-    try:
-        data = _read_fd(fd, first)
-        if len(data) == first and first < most:
-            data += _read_fd(fd, most - first)
-        return data
-    finally:
-        os.close(fd)
+def read_upto(read: Callable[[int], bytes], first: int, most: int) -> bytes:
+    """What ``read`` (a file's ``read``, or ``os.read`` on a descriptor) gives: ``first``
+    bytes asked for and, when all of them came (the file grew since it was listed), more, up
+    to ``most`` in all; in reads of at most :data:`_READ_CHUNK`."""
+    data = _read_chunks(read, first)
+    if len(data) == first and first < most:
+        data += _read_chunks(read, most - first)
+    return data
 
 
-def _read_fd(fd: int, n: int) -> bytes:
+def _read_chunks(read: Callable[[int], bytes], n: int) -> bytes:
     parts = []
     while n > 0:
-        part = os.read(fd, min(n, _READ_CHUNK))
+        part = read(min(n, _READ_CHUNK))
         if not part:
             break
         parts.append(part)
         n -= len(part)
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def read_local(path: str, first: int, most: int) -> bytes:
+    """:func:`read_upto` on the local file at ``path``, through the operating system's calls:
+    Beam's FileSystems look the scheme up among every filesystem class on each open, and a
+    Python file object costs about 8 us per file, as much as reading a 10 KB file
+    (bench/incremental.py reads 2,008 of them)."""
+    # Non-blocking: a FIFO put in the file's place after it was checked cannot hang the
+    # open (a regular file reads the same either way).
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        return read_upto(lambda n: os.read(fd, n), first, most)
+    finally:
+        os.close(fd)
 
 
 class MatchFn(beam.DoFn):
@@ -187,9 +191,7 @@ class _ReadFn(StageFn):
             data = read_local(path, want, self.max_bytes + 1)
         else:
             with readable.open(compression_type=beam.io.filesystem.CompressionTypes.UNCOMPRESSED) as f:
-                data = f.read(want)
-                if len(data) == want and want <= self.max_bytes:  # it grew since it was matched
-                    data += f.read(self.max_bytes + 1 - len(data))
+                data = read_upto(f.read, want, self.max_bytes + 1)
         if len(data) > self.max_bytes:
             raise ValueError(f"{uri}: larger than max_bytes={self.max_bytes}")
         self.bytes.inc(len(data))

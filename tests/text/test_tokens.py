@@ -2,7 +2,8 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from beam_chunking.text.tokens import _LETTER, _NON_LETTER, TokenIndex, _char_class
+from beam_chunking.text.tokens import (_ENDS_WS, _GOOD, _LETTER, _NON_LETTER, _SOFT, _STARTS_CHAR, TokenIndex,
+                                       _char_class)
 from tests.helpers import CL100K
 
 ENC = CL100K.tiktoken_encoding
@@ -101,6 +102,48 @@ def test_tables_of_a_vocabulary_with_unused_last_ids():
         flags = int(tables.flags[i])
         assert ((flags >> _FIRST_SHIFT) & 3, (flags >> _LAST_SHIFT) & 3) == _edge_classes(token)
     assert tables.flags[4] == tables.flags[5] == 0
+    # The low bits, written out: "a" begins a character and ends without whitespace; " 中"
+    # starts with a space (soft) but not with a space and an ASCII letter (not good), and
+    # ends in a non-ASCII byte; the cut b"\xe3\x80" begins a character.
+    low = [int(f) & 0x0F for f in tables.flags[:4]]
+    assert low == [_STARTS_CHAR, _SOFT | _ENDS_WS | _STARTS_CHAR, _ENDS_WS | _STARTS_CHAR, _ENDS_WS | _STARTS_CHAR]
+
+
+class _LongTokens(_Vocabulary):
+    """A vocabulary with a token of 300 characters, more than one byte can count."""
+
+    name = "test-long-tokens"
+    n_vocab = 3
+    _tokens = {0: b"x" * 300, 1: b" b", 2: "中".encode()}
+
+
+def test_tables_count_the_characters_of_tokens_longer_than_a_byte_holds():
+    from beam_chunking.text.tokens import _Tables
+
+    tables = _Tables(_LongTokens())
+    assert tables.starts.tolist() == [300, 2, 1]
+    ids = np.asarray([0, 1, 2, 0])
+    assert np.cumsum(tables.starts[ids], dtype=np.int64).tolist() == [300, 302, 303, 603]
+
+
+def test_the_flags_of_every_cl100k_token_follow_their_definitions():
+    """The tables are built with array operations; each token's flags, from its own bytes."""
+    from beam_chunking.text.tokens import _FIRST_SHIFT, _LAST_SHIFT, _edge_classes, _tables
+
+    tables = _tables(ENC)
+    ws = b" \n\t\r"
+    for i in range(ENC.n_vocab):
+        try:
+            t = ENC.decode_single_token_bytes(i)
+        except KeyError:
+            assert tables.flags[i] == 0 and tables.starts[i] == 0
+            continue
+        letter = len(t) > 1 and chr(t[1]).isascii() and chr(t[1]).isalpha()
+        want = ((_GOOD if t[0] == 0x20 and letter else 0) | (_SOFT if t[0] in ws else 0)
+                | (_ENDS_WS if t[-1] in ws or t[-1] >= 0x80 else 0) | (_STARTS_CHAR if t[0] & 0xC0 != 0x80 else 0))
+        head, tail = _edge_classes(t)
+        assert int(tables.flags[i]) == want | head << _FIRST_SHIFT | tail << _LAST_SHIFT, (i, t)
+        assert tables.starts[i] == sum(1 for b in t if b & 0xC0 != 0x80), (i, t)
 
 
 @given(st.lists(st.booleans(), min_size=1, max_size=80), st.lists(st.tuples(st.integers(-2, 82), st.integers(-2, 82)),
@@ -109,6 +152,11 @@ def test_last_and_first_answer_alike_on_the_first_question_and_later_ones(bits, 
     # The first question about a mask searches the asked range only, later ones the mask's index.
     tk = TokenIndex(ENC, "x", 0, 1)
     mask = np.asarray(bits)
+    tk.last(mask, 0, 0)
+    assert tk._index_of[id(mask)][1] is None  # asked once: no index built
+    tk.first(mask, 0, 0)
+    assert tk._index_of[id(mask)][1] is not None  # asked again: indexed
+    tk = TokenIndex(ENC, "x", 0, 1)
     for lo, hi in ranges * 2:
         held = [k for k in range(max(lo, 0), min(hi, len(bits) - 1) + 1) if bits[k]]
         assert tk.last(mask, lo, hi) == (held[-1] if held and hi >= lo else -1)

@@ -3,6 +3,7 @@ while the next documents are chunked, and every chunk's count is still its own t
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from apache_beam.transforms.window import GlobalWindow
@@ -113,6 +114,13 @@ def test_waiting_documents_are_bounded(monkeypatch):
     # for, so memory stays bounded however slow the counting is.
     monkeypatch.setattr(chunk_stage, "spare_core", lambda: True)
     monkeypatch.setattr(chunk_stage, "MAX_WAITING", 2)
+    encode = chunk_stage.encode_span
+
+    def slow_encode(*args):  # every count is still pending when the next document comes
+        time.sleep(0.05)
+        return encode(*args)
+
+    monkeypatch.setattr(chunk_stage, "encode_span", slow_encode)
     fn = _ChunkFn(STRATEGIES["recursive"], "cl100k_base", defer_counts=True)
     fused = FusedFn([fn], late_outputs=True)
     fused.setup()

@@ -284,7 +284,49 @@ def test_streamed_batches_replace_documents_whole_whatever_their_ids(pg):
     want = expected(shifted("d0", 2), version("d1", 2), version("d3", 1), shifted("d4", 3), version("d5", 1),
                     version("n", 2))
     assert texts(pg, "streamed") == want
-    # The same, when every batch streams: no id is taken.
+    # A document twice in one bundle, and one written then deleted: the last version wins.
     write(pg, "streamed_new", [version("x", 1), version("x", 2), version("y", 1), DeleteDocument("y")], create=True,
           batch_size=100)
     assert texts(pg, "streamed_new") == expected(version("x", 2))
+
+
+def moved(doc_id: str) -> ChunkedDocument:
+    """A new version of a document whose chunks all start elsewhere than version 1's (new ids)."""
+    base = version(doc_id, 2)
+    return ChunkedDocument(base.header, 1, tuple(Chunk(c.document_id, c.index, c.start + 1, c.end + 1, f"moved {c.text}",
+                                                       2, c.metadata, c.embedding) for c in base.chunks),
+                           "recursive", "fp3")
+
+
+def test_a_changed_document_whose_ids_moved_streams_and_loses_its_old_rows(pg, monkeypatch):
+    from beam_chunking.transforms import pgvector
+
+    write(pg, "moved", [version(f"m{k}", 1) for k in range(3)], create=True)
+    delete_first = []
+    real = pgvector._WriteFn._write_batch
+    monkeypatch.setattr(pgvector._WriteFn, "_write_batch",
+                        lambda self, pending: delete_first.extend(pending) or real(self, pending))
+    write(pg, "moved", [moved("m0"), moved("m1")], batch_size=100)
+    assert delete_first == []  # both streamed: no new id was taken
+    assert texts(pg, "moved") == expected(moved("m0"), moved("m1"), version("m2", 1))
+    write(pg, "moved", [shifted("m2", 2)], batch_size=100)  # its ids are taken: written again, delete-first
+    assert delete_first == ["m2"] and texts(pg, "moved") == expected(moved("m0"), moved("m1"), shifted("m2", 2))
+
+
+def test_a_streamed_batch_outlasts_the_servers_statement_timeout(pg):
+    # The COPY of a streamed batch stays open while the next documents are made.
+    docs = [version(f"t{k}", 1) for k in range(4)]
+    with TestPipeline(runner=RUNNER) as p:
+        (p | beam.Create(docs) | beam.Map(lambda d: time.sleep(0.3) or d)
+         | WriteToPgVector(pg.dsn + " options='-c statement_timeout=200'", "timeout", create=True, dimension=DIM))
+    assert texts(pg, "timeout") == expected(*docs)
+
+
+def test_a_row_that_cannot_be_sent_fails_its_batch_with_the_documents_named(pg):
+    good = version("s1", 1)
+    write(pg, "unsendable", [good], create=True)
+    before = snapshot(pg, "unsendable")
+    rows = [dict(r, metadata={"tags": {1, 2}}) for r in rows_of(version("s2", 1))]  # a set: no JSON for it
+    with pytest.raises(Exception, match=r"writing \d+ rows of 2 documents \(s1, s2\).*rolled back"):
+        write(pg, "unsendable", [version("s1", 2), DocumentRows("s2", tuple(rows))], batch_size=100)
+    assert snapshot(pg, "unsendable") == before

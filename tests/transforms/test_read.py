@@ -1,10 +1,14 @@
 """How ReadDocuments cuts files into partitions where the runner cannot redistribute them,
 and how it reads a local file."""
+import os
+import threading
+
+import pytest
 from apache_beam.io.filesystem import FileMetadata
 
 from beam_chunking.transforms import read as read_module
 from beam_chunking.transforms.read import (MIN_PARTITIONS, PARTITION_BYTES, balanced_groups, exclude_pattern, excluded,
-                                          partitions_for, read_local)
+                                          partitions_for, read_local, read_upto)
 
 
 def files(sizes):
@@ -49,3 +53,20 @@ def test_a_local_file_is_read_in_parts_up_to_the_limit(tmp_path, monkeypatch):
     assert read_local(str(path), 7, 7) == bytes(range(7))
     (tmp_path / "empty").write_bytes(b"")
     assert read_local(str(tmp_path / "empty"), 1, 20) == b""
+    with open(path, "rb") as f:  # any file's read (the object-store path) gives the same
+        assert read_upto(f.read, 4, 7) == bytes(range(7))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_in_a_files_place_reads_as_nothing_instead_of_hanging(tmp_path):
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)  # no writer: a blocking open would wait for one forever
+    got = []
+    reader = threading.Thread(target=lambda: got.append(read_local(str(fifo), 10, 20)), daemon=True)
+    reader.start()
+    reader.join(5)
+    hung = reader.is_alive()
+    if hung:  # open the other end, so that the reader's thread ends and the test fails
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(5)
+    assert not hung and got == [b""]

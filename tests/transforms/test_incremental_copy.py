@@ -1,0 +1,69 @@
+"""The step that carries an incremental run's unchanged rows over, on real Parquet files."""
+import errno
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.pvalue import TaggedOutput
+
+from beam_chunking.schema import CHUNKS_SCHEMA
+from beam_chunking.transforms import incremental
+from beam_chunking.transforms._shards import ShardRef
+from beam_chunking.transforms.write import SCHEMAS
+
+
+def chunks_file(path, docs, rows_per_group):
+    """A chunks file of 2 chunks per document, in row groups of ``rows_per_group`` rows."""
+    rows = [{"chunk_id": f"{d}:{k}", "document_id": d, "chunk_index": k, "chunk_count": 2, "text": f"{d}{k}",
+             "start": k, "end": k + 1, "strategy": "recursive", "strategy_fingerprint": "f"}
+            for d in docs for k in range(2)]
+    pq.write_table(pa.Table.from_pylist(rows, schema=CHUNKS_SCHEMA), path, row_group_size=rows_per_group,
+                   compression="zstd")
+    return rows
+
+
+def copy(tmp_path, path, stale):
+    fn = incremental._CopyUnchangedFn({"chunks": str(tmp_path / "new")}, SCHEMAS, "zstd")
+    out = list(fn.process(("chunks", path), stale))
+    refs = [o for o in out if isinstance(o, ShardRef)]
+    left = sorted(o.value for o in out if isinstance(o, TaggedOutput))
+    return refs, left
+
+
+def test_rows_of_documents_that_go_are_left_out_across_row_groups(tmp_path):
+    path = str(tmp_path / "old.parquet")
+    rows = chunks_file(path, ["a", "b", "c", "d", "e"], rows_per_group=3)  # groups cut documents in two
+    assert pq.ParquetFile(path).num_row_groups == 4
+    refs, left = copy(tmp_path, path, ["b", "d"])
+    kept = pq.read_table(refs[0].path).to_pylist()
+    assert [r["chunk_id"] for r in kept] == [r["chunk_id"] for r in rows if r["document_id"] in "ace"]
+    assert left == [("b", ("chunk_ids", ["b:0", "b:1"])), ("d", ("chunk_ids", ["d:0", "d:1"]))]
+
+
+def test_a_file_with_nothing_to_leave_out_is_linked_whole(tmp_path):
+    path = str(tmp_path / "old.parquet")
+    chunks_file(path, ["a", "b"], rows_per_group=2)
+    refs, left = copy(tmp_path, path, ["zz"])  # a document that goes, with no row in this file
+    assert left == [] and os.path.samefile(refs[0].path, path)
+    assert copy(tmp_path, path, [])[0][0].path != refs[0].path  # nothing changed: linked again, anew
+
+
+def test_a_refused_link_falls_back_to_a_copy(tmp_path, monkeypatch):
+    path = str(tmp_path / "old.parquet")
+    chunks_file(path, ["a"], rows_per_group=2)
+
+    def refuse(source, target):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(incremental.os, "link", refuse)
+    refs, _ = copy(tmp_path, path, [])
+    assert not os.path.samefile(refs[0].path, path)
+    with open(refs[0].path, "rb") as new, open(path, "rb") as old:
+        assert new.read() == old.read()
+
+
+def test_a_file_whose_rows_all_go_writes_nothing(tmp_path):
+    path = str(tmp_path / "old.parquet")
+    chunks_file(path, ["a", "b"], rows_per_group=2)
+    refs, left = copy(tmp_path, path, ["a", "b"])
+    assert refs == [] and [doc for doc, _ in left] == ["a", "b"]
