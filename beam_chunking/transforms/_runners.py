@@ -2,8 +2,8 @@
 
 Beam's DaskRunner (2.77) runs a Reshuffle as a no-op, keeps a source in one partition,
 drops whatever a DoFn emits from ``finish_bundle``, keeps every ParDo's outputs until the
-job ends, hands every output of a multi-output ParDo to the consumers of each, and computes
-a side input inside the task that reads it. The transforms check for it here, in one
+job ends, hands every output of a multi-output ParDo to the consumers of each, computes
+a side input inside the task that reads it, and has no translation of ``Impulse``. The transforms check for it here, in one
 place, and expand differently where the model would otherwise lose or serialise work.
 """
 from __future__ import annotations
@@ -42,4 +42,10 @@ def nests_side_inputs(runner: Any) -> bool:
     """Whether ``runner`` computes a side input inside the task that reads it, not as a
     dependency before it (so the whole job upstream of a side input becomes one task, which
     a lost worker reruns from the start and which cannot be cancelled)."""
+    return _is_dask(runner)
+
+
+def lacks_impulse(runner: Any) -> bool:
+    """Whether ``runner`` cannot start a collection from ``Impulse`` (so a fixed list of
+    elements must start from ``Create``)."""
     return _is_dask(runner)

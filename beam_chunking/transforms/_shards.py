@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
+from beam_chunking.transforms._common import LeanDoFn
+
 #: Rows buffered per table before a row group is written.
 ROWS_PER_GROUP = 50_000
 #: Bytes of buffered Arrow data per table before a row group is written, whatever the row
@@ -180,7 +182,7 @@ def _documents_and_chunks(files: _TableFiles, element: Rows):
         yield from files.add("changes", element.change)
 
 
-class WriteBundleShardsFn(beam.DoFn):
+class WriteBundleShardsFn(LeanDoFn):
     """Write each bundle's rows to one file per table; yield each file's ref when it opens."""
 
     def __init__(self, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str):
@@ -201,7 +203,7 @@ class WriteBundleShardsFn(beam.DoFn):
             files.abort()
 
 
-class WriteKeyedShardsFn(beam.DoFn):
+class WriteKeyedShardsFn(LeanDoFn):
     """Write one file per table for each shard key (a fixed shard count was asked for)."""
 
     def __init__(self, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str):

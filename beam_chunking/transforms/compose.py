@@ -17,7 +17,7 @@ from beam_chunking.transforms._shards import WriteShards
 from beam_chunking.transforms.chunk import ChunkDocuments
 from beam_chunking.transforms.embed import EmbedChunks
 from beam_chunking.transforms.incremental import (OPTIONS_FINGERPRINT, compare, copy_unchanged, options_fingerprint,
-                                                  previous_run, write_changes)
+                                                  previous_run, write_stale_changes)
 from beam_chunking.transforms.lease import takes_lease
 from beam_chunking.transforms.parse import ParseDocuments
 from beam_chunking.transforms.read import ReadDocuments
@@ -123,13 +123,13 @@ class ChunkFiles(beam.PTransform):
             return self.write.commit(out, plan)
         same = previous.options_fingerprint == self.options_fingerprint
         # The join with the previous documents spreads the files over the workers.
-        split = compare(pbegin, self.read, previous, self.strategy, same)
+        split = compare(pbegin, self.read, previous, self.strategy, same, plan.folders["changes"],
+                        self.write.compression)
         out = self._process(pbegin, split.documents, [*self.parse.fns(), *self.chunk.fns(defer_counts=late)], plan,
                             changes=False, late_outputs=late)
         copied = copy_unchanged(pbegin, previous, split.stale, plan.folders, SCHEMAS, self.write.compression)
-        changes = write_changes(split.changes, split.stale, copied.stale, plan.folders["changes"],
-                                self.write.compression)
-        return self.write.commit([out, *changes, copied.refs], plan)
+        stale = write_stale_changes(split.stale, copied.stale, plan.folders["changes"], self.write.compression)
+        return self.write.commit([out, split.refs, stale, copied.refs], plan)
 
     def _process(self, pbegin, inputs, front, plan, changes: bool = True, late_outputs: bool = False):
         """``inputs`` through ``front`` (and embedding) to rows, written per bundle unless

@@ -10,7 +10,7 @@ from apache_beam.utils.shared import Shared
 
 from beam_chunking.embeddings.base import embed_batches
 from beam_chunking.errors import ChunkingError, ConfigError
-from beam_chunking.transforms._common import NAMESPACE
+from beam_chunking.transforms._common import LeanDoFn, NAMESPACE
 from beam_chunking.transforms._runners import drops_finish_bundle_output
 from beam_chunking.transforms.records import ChunkedDocument, Failure, Stage, failure_from
 
@@ -25,7 +25,7 @@ class _Handle:
         self.dimension = int(embedder.dimension)
 
 
-class _EmbedFn(beam.DoFn):
+class _EmbedFn(LeanDoFn):
     def __init__(self, embedder: Any, batch_size: int, shared: Shared, across_documents: bool = True):
         self.embedder = embedder
         self.batch_size = batch_size

@@ -17,6 +17,8 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
+from beam_chunking.transforms._common import LeanDoFn
+
 
 def _items(produced, window, timestamp) -> List[Tuple[Any, Any, Any]]:
     """A fn's outputs as ``(value, window, timestamp)``: a ``WindowedValue`` brings its own
@@ -30,7 +32,7 @@ def _items(produced, window, timestamp) -> List[Tuple[Any, Any, Any]]:
     return out
 
 
-class MapFn(beam.DoFn):
+class MapFn(LeanDoFn):
     """A plain function as a DoFn (what ``beam.Map`` would run)."""
 
     def __init__(self, fn: Callable):
@@ -40,7 +42,7 @@ class MapFn(beam.DoFn):
         yield self.fn(element)
 
 
-class OpenFn(beam.DoFn):
+class OpenFn(LeanDoFn):
     """File metadata to a readable file (what ``fileio.ReadMatches`` does), folders skipped."""
 
     def process(self, meta):
@@ -50,7 +52,7 @@ class OpenFn(beam.DoFn):
 
 # Declared, so that Beam does not infer it from the bytecode each time a pipeline is built.
 @beam.typehints.with_output_types(Any)
-class FusedFn(beam.DoFn):
+class FusedFn(LeanDoFn):
     """Run ``fns`` as one DoFn: each element goes through all of them before the next one.
 
     Lifecycle calls (setup, start_bundle, finish_bundle, teardown) reach every DoFn in order.

@@ -56,7 +56,7 @@ from beam_chunking.ids import display_uri, document_id, fingerprint
 from beam_chunking.parsers.compressed import is_gzip
 from beam_chunking.schema import CHANGES, CHANGES_SCHEMA, change_row
 from beam_chunking.strategies.base import Chunker
-from beam_chunking.transforms._common import NAMESPACE
+from beam_chunking.transforms._common import LeanDoFn, NAMESPACE, Values
 from beam_chunking.transforms._runners import mixes_tagged_outputs, reshuffle_is_noop
 from beam_chunking.transforms._shards import ShardRef, _TableFiles
 from beam_chunking.transforms.manifest import MANIFEST, read_manifest, table_files
@@ -158,7 +158,7 @@ def _previous_rows(path: str):
 
 
 @beam.typehints.with_output_types(Any)  # declared: not inferred from the bytecode at build
-class _SourcesFn(beam.DoFn):
+class _SourcesFn(LeanDoFn):
     """What the comparison joins, keyed by document id: ``("pattern", p)`` -> each file ``p``
     matches as ``("file", metadata)``; ``("file", metadata)`` (listed when the pipeline was
     built) the same; ``("documents", path)`` -> each row of a previous documents
@@ -180,21 +180,34 @@ class _SourcesFn(beam.DoFn):
 
 
 @beam.typehints.with_output_types(Any)  # declared: not inferred from the bytecode at build
-class _CompareFn(beam.DoFn):
+class _CompareFn(LeanDoFn):
     """A document's file and previous row -> its change; the document itself (or its read
-    failure) when it must be processed. Tagged outputs: ``changes`` (changes-table rows of
-    new and unchanged documents), ``stale`` (``(document_id, row)`` of changed and deleted
-    ones, whose ``delete_chunk_ids`` are filled in later; their previous rows are the ones
-    not copied)."""
+    failure) when it must be processed. The changes rows of new and unchanged documents are
+    written here, one file per bundle (an output per document would cost the runner more
+    than writing it). Tagged outputs: ``refs`` (the :class:`ShardRef` of each changes file,
+    when it opens), ``stale`` (``(document_id, row)`` of changed and deleted documents, whose
+    ``delete_chunk_ids`` are filled in later; their previous rows are the ones not copied)."""
 
-    def __init__(self, reader: _ReadFn, strategy: Chunker, same_options: bool):
+    def __init__(self, reader: _ReadFn, strategy: Chunker, same_options: bool, changes_folder: str, codec: str):
         self.reader = reader
         self.strategy = strategy
         self.same_options = same_options
+        self.changes_folder, self.codec = changes_folder, codec
         self.counters = {c: beam.metrics.Metrics.counter(NAMESPACE, f"documents_{c}") for c in CHANGES}
 
     def setup(self):
         self._fingerprints: Dict[int, Tuple[Chunker, str]] = {}
+
+    def start_bundle(self):
+        self._files = _TableFiles({"changes": self.changes_folder}, {"changes": CHANGES_SCHEMA}, self.codec, None)
+
+    def finish_bundle(self):
+        self._files.close()
+
+    def teardown(self):
+        files = getattr(self, "_files", None)
+        if files is not None:  # a bundle that failed: its file is never published
+            files.abort()
 
     def _fingerprint(self, document: Document) -> Optional[str]:
         try:  # a router picks by content type, which is known before parsing
@@ -217,7 +230,11 @@ class _CompareFn(beam.DoFn):
     def _change(self, doc_id: str, uri: Optional[str], change: str):
         self.counters[change].inc()
         row = change_row(doc_id, uri, change)
-        return TaggedOutput("changes", row) if change in ("new", "unchanged") else TaggedOutput("stale", (doc_id, row))
+        if change in ("new", "unchanged"):
+            for ref in self._files.add("changes", row):
+                yield TaggedOutput("refs", ref)
+        else:
+            yield TaggedOutput("stale", (doc_id, row))
 
     def _read(self, doc_id: str, meta: FileMetadata, previous: Optional[dict]):
         """``(document or failure, sha256 or None)``. Same options, name and bytes give the
@@ -247,28 +264,25 @@ class _CompareFn(beam.DoFn):
         files = [m for m in files if not m.path.endswith("/")]  # folders are no documents
         if not files:
             if previous is not None:
-                yield self._change(doc_id, previous["uri"], "deleted")
+                yield from self._change(doc_id, previous["uri"], "deleted")
             return
         document, sha256 = self._read(doc_id, files[0], previous)  # a file matched twice is read once
         if sha256 is not None and self._unchanged(previous, document, sha256):
             PROGRESS.add(len(document.data))
-            yield self._change(doc_id, document.uri, "unchanged")
+            yield from self._change(doc_id, document.uri, "unchanged")
             return
         yield document
-        if previous is None:
-            yield self._change(doc_id, document.uri, "new")
-        else:
-            yield self._change(doc_id, document.uri, "changed")
+        yield from self._change(doc_id, document.uri, "new" if previous is None else "changed")
 
 
-class _CopyUnchangedFn(beam.DoFn):
+class _CopyUnchangedFn(LeanDoFn):
     """A previous file -> its rows, less those of the documents that go, in a file of this
     run (its ref); for a chunks file also ``stale``: ``(document_id, chunk ids)`` of the rows
     left behind.
 
-    The side input names the documents whose rows go (changed and deleted ones): usually far
-    fewer than those that stay, and none when nothing changed, when every file is copied
-    without reading a column."""
+    The side input names the documents whose rows go (changed and deleted ones), as
+    :func:`compare`'s ``(document_id, changes row)`` pairs: usually far fewer than those that
+    stay, and none when nothing changed, when every file is copied without reading a column."""
 
     def __init__(self, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str):
         self.folders, self.schemas, self.codec = folders, schemas, codec
@@ -277,7 +291,7 @@ class _CopyUnchangedFn(beam.DoFn):
 
     def _value_set(self, stale) -> pa.Array:
         if self._source is not stale:  # a side input is the same object within a bundle
-            self._source, self._ids = stale, pa.array(sorted(set(stale)), pa.string())
+            self._source, self._ids = stale, pa.array(sorted({doc_id for doc_id, _ in stale}), pa.string())
         return self._ids
 
     def process(self, item: Tuple[str, str], stale):
@@ -344,7 +358,7 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-class _WriteChangesFn(beam.DoFn):
+class _WriteChangesFn(LeanDoFn):
     """Changes-table rows -> one file per bundle (its ref yielded when it opens)."""
 
     def __init__(self, folder: str, codec: str):
@@ -360,7 +374,7 @@ class _WriteChangesFn(beam.DoFn):
         self._files.close()
 
 
-class _AsPairs(beam.DoFn):
+class _AsPairs(LeanDoFn):
     """``fn`` with each output as ``(tag, value)``: the main ones under ``main``."""
 
     def __init__(self, fn: beam.DoFn, main: str):
@@ -398,7 +412,8 @@ def _with_outputs(pcoll, label: str, fn: beam.DoFn, side_inputs: tuple, tags: Tu
                                     for tag in (main, *tags)})
 
 
-def compare(pbegin, read: ReadDocuments, previous: PreviousRun, strategy: Chunker, same_options: bool):
+def compare(pbegin, read: ReadDocuments, previous: PreviousRun, strategy: Chunker, same_options: bool,
+            changes_folder: str, codec: str):
     """Join the files matched now with the previous run's documents by id and classify each.
 
     Args:
@@ -407,25 +422,27 @@ def compare(pbegin, read: ReadDocuments, previous: PreviousRun, strategy: Chunke
         previous: :func:`previous_run`.
         strategy: The job's strategy (or router), for each document's strategy fingerprint.
         same_options: Whether the previous run had this run's :func:`options_fingerprint`.
+        changes_folder: Where the changes rows of new and unchanged documents go.
+        codec: Their Parquet codec.
 
     Returns:
         The tagged outputs of :class:`_CompareFn`: ``documents`` (Documents and read
-        Failures to process), ``changes`` and ``stale``.
+        Failures to process), ``refs`` and ``stale``.
     """
     documents = [("documents", path) for path in previous.files.get("documents", [])]
     if reshuffle_is_noop(pbegin.pipeline.runner):  # the files are listed and partitioned when built
         files = read.files(pbegin, spread=False) | "FileSources" >> beam.Map(lambda meta: ("file", meta))
-        previous_documents = pbegin | "PreviousDocuments" >> beam.Create(documents, reshuffle=False)
+        previous_documents = pbegin | "PreviousDocuments" >> Values(documents)
         sources = (files, previous_documents) | "AllSources" >> beam.Flatten()
     else:
         listed = [("pattern", p) for p in read.patterns] + documents
         # Spreading a handful of sources costs a shuffle and gains nothing.
-        sources = pbegin | "Sources" >> beam.Create(listed, reshuffle=len(listed) > SPREAD_FILES)
+        sources = pbegin | "Sources" >> Values(listed, spread=len(listed) > SPREAD_FILES)
     joined = (sources
               | "FilesAndPrevious" >> beam.ParDo(_SourcesFn(read.matcher()))
               | "ByDocument" >> beam.GroupByKey())
-    return _with_outputs(joined, "Compare", _CompareFn(read.reader(), strategy, same_options), (),
-                         ("changes", "stale"), "documents")
+    return _with_outputs(joined, "Compare", _CompareFn(read.reader(), strategy, same_options, changes_folder, codec),
+                         (), ("refs", "stale"), "documents")
 
 
 def copy_unchanged(pbegin, previous: PreviousRun, stale, folders: Dict[str, str], schemas: Dict[str, pa.Schema],
@@ -443,9 +460,9 @@ def copy_unchanged(pbegin, previous: PreviousRun, stale, folders: Dict[str, str]
         commit) and ``stale`` (the previous chunk ids of the other documents).
     """
     sources = [(t, p) for t in COPIED_TABLES for p in previous.files.get(t, [])]
-    files = pbegin | "PreviousFiles" >> beam.Create(sources, reshuffle=len(sources) > SPREAD_FILES)
-    ids = stale | "StaleIds" >> beam.Map(lambda pair: pair[0])  # the side input needs no rows
-    return _with_outputs(files, "CopyUnchanged", _CopyUnchangedFn(folders, schemas, codec), (AsList(ids),),
+    files = pbegin | "PreviousFiles" >> Values(sources, spread=len(sources) > SPREAD_FILES)
+    # The rows come along (a step to cut them to ids would cost more than they weigh).
+    return _with_outputs(files, "CopyUnchanged", _CopyUnchangedFn(folders, schemas, codec), (AsList(stale),),
                          ("stale",), "refs")
 
 
@@ -457,17 +474,16 @@ def _with_chunk_ids(keyed):
         yield {**row, "delete_chunk_ids": sorted(ids)}
 
 
-def write_changes(changes, stale_rows, stale_ids, folder: str, codec: str):
-    """Write the changes table to ``folder``: ``changes`` as they are (in the step that
-    makes them), ``stale_rows`` of changed and deleted documents once joined with their
-    previous chunk ids (``stale_ids``).
+def write_stale_changes(stale_rows, stale_ids, folder: str, codec: str):
+    """Write the changes rows of changed and deleted documents (``stale_rows``, from
+    :func:`compare`) to ``folder``, once joined with their previous chunk ids (``stale_ids``,
+    from :func:`copy_unchanged`).
 
     Returns:
-        The refs of the files written, as two collections (for the commit to gather).
+        The refs of the files written (for the commit to gather).
     """
-    completed = ((stale_rows, stale_ids)
-                 | "StaleRowsAndIds" >> beam.Flatten()
-                 | "StaleByDocument" >> beam.GroupByKey()
-                 | "WithChunkIds" >> beam.FlatMap(_with_chunk_ids))
-    return (changes | "WriteChanges" >> beam.ParDo(_WriteChangesFn(folder, codec)),
-            completed | "WriteStaleChanges" >> beam.ParDo(_WriteChangesFn(folder, codec)))
+    return ((stale_rows, stale_ids)
+            | "StaleRowsAndIds" >> beam.Flatten()
+            | "StaleByDocument" >> beam.GroupByKey()
+            | "WithChunkIds" >> beam.FlatMap(_with_chunk_ids)
+            | "WriteStaleChanges" >> beam.ParDo(_WriteChangesFn(folder, codec)))

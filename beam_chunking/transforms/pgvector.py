@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from beam_chunking.errors import ChunkingError, ConfigError, require_extra
 from beam_chunking.schema import CHUNKS_SCHEMA, chunk_rows, decode_metadata, metadata_kind
-from beam_chunking.transforms._common import NAMESPACE
+from beam_chunking.transforms._common import LeanDoFn, NAMESPACE
 from beam_chunking.transforms.records import ChunkedDocument, Failure
 
 COLUMNS: Tuple[str, ...] = tuple(CHUNKS_SCHEMA.names)
@@ -256,7 +256,7 @@ class _Config:
     ivfflat_lists: int
 
 
-class _WriteFn(beam.DoFn):
+class _WriteFn(LeanDoFn):
     def __init__(self, config: _Config):
         self.config = config
         self.rows_written = beam.metrics.Metrics.counter(NAMESPACE, "pgvector_rows_upserted")

@@ -34,7 +34,7 @@ from apache_beam.ml.rag.types import Content, EmbeddableItem, Embedding
 
 from beam_chunking.errors import ChunkingError, ConfigError
 from beam_chunking.schema import RESERVED_TYPES, chunk_rows, decode_metadata
-from beam_chunking.transforms._common import NAMESPACE
+from beam_chunking.transforms._common import LeanDoFn, NAMESPACE
 from beam_chunking.transforms.records import ChunkedDocument, Failure
 from beam_chunking.types import Chunk
 
@@ -145,7 +145,7 @@ def _document_fields(element: ChunkedDocument) -> Dict[str, Any]:
             "strategy_fingerprint": element.strategy_fingerprint, "chunk_count": len(element.chunks)}
 
 
-class _ToItemsFn(beam.DoFn):
+class _ToItemsFn(LeanDoFn):
     def __init__(self, mode: str, text_key: Optional[str]):
         self.mode, self.text_key = mode, text_key
         self.skipped = beam.metrics.Metrics.counter(NAMESPACE, "rag_failures_skipped")

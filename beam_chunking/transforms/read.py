@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import apache_beam as beam
 from apache_beam.io import fileio
+from apache_beam.io.filesystem import FileMetadata
 from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.ids import display_uri, document_id, normalize_uri, uri_bytes
@@ -22,9 +23,9 @@ from beam_chunking.parsers import check_content_types
 from beam_chunking.parsers.compressed import gunzip, is_gzip
 from beam_chunking.parsers.detect import ContentTypes, content_type_pairs, detect_content_type, path_pattern
 from beam_chunking.parsers.limits import DEFAULT_MAX_BYTES
-from beam_chunking.transforms._common import NAMESPACE, StageFn
-from beam_chunking.transforms._files import check_regular_file, input_roots
-from beam_chunking.transforms._listing import unlisted_metadata
+from beam_chunking.transforms._common import LeanDoFn, NAMESPACE, StageFn, Values
+from beam_chunking.transforms._files import check_regular_file, input_roots, is_glob
+from beam_chunking.transforms._listing import list_local
 from beam_chunking.transforms.fused import OpenFn
 from beam_chunking.transforms._runners import reshuffle_is_noop
 from beam_chunking.transforms.records import Stage
@@ -129,9 +130,10 @@ def read_local(path: str, first: int, most: int) -> bytes:
         os.close(fd)
 
 
-class MatchFn(beam.DoFn):
+class MatchFn(LeanDoFn):
     """A pattern -> the metadata of every file it matches now: Beam's listing, then what that
-    listing leaves out without a word (:func:`unlisted_metadata`), excluded paths left out.
+    listing leaves out without a word (for a local glob both from one walk, :func:`list_local`),
+    excluded paths left out.
 
     Args:
         exclude: Globs as :class:`ReadDocuments` normalises them.
@@ -144,10 +146,15 @@ class MatchFn(beam.DoFn):
 
     def match(self, pattern: str) -> List[Any]:
         """The metadata ``pattern`` matches, listed now (see the class)."""
-        listed = FileSystems.match([pattern])[0].metadata_list
+        if FileSystems.get_scheme(pattern) is None and is_glob(pattern):
+            listed, unlisted = list_local(pattern)
+        else:
+            listed, unlisted = FileSystems.match([pattern])[0].metadata_list, []
         if not listed and not self.allow_empty:
             raise FileNotFoundError(f"no file matches {pattern}")
-        return [meta for meta in listed + unlisted_metadata(pattern) if not excluded(meta.path, self.exclude)]
+        # Size 0 for what was not listed: its read fails on the check, never on a size.
+        found = listed + [FileMetadata(path, 0) for path in unlisted]
+        return [meta for meta in found if not excluded(meta.path, self.exclude)]
 
     def process(self, pattern: str):
         yield from self.match(pattern)
@@ -261,7 +268,7 @@ class ReadDocuments(beam.PTransform):
         # One step lists each pattern and adds what Beam's listing drops (broken links,
         # unreadable folders), so that those get a row too.
         matched = (pbegin
-                   | "Patterns" >> beam.Create(self.patterns, reshuffle=False)
+                   | "Patterns" >> Values(self.patterns)
                    | "MatchFiles" >> beam.ParDo(self.matcher()))
         if not spread:
             return matched

@@ -23,7 +23,7 @@ from beam_chunking.schema import (COMPRESSIONS, CHANGES_SCHEMA, CHUNKS_SCHEMA, D
                                   chunk_batch, chunk_rows, document_row)
 from beam_chunking.rowcheck import check_rows
 from beam_chunking.transforms._commit import commit, discard, sweep
-from beam_chunking.transforms._common import StageFn
+from beam_chunking.transforms._common import LeanDoFn, StageFn, Values
 from beam_chunking.transforms.fused import MapFn
 from beam_chunking.transforms._runners import nests_side_inputs
 from beam_chunking.transforms._shards import Rows, ShardRef, WriteBundleShardsFn, WriteShards
@@ -132,7 +132,7 @@ def abandon(output: str) -> bool:
 _NOTHING = ShardRef("", "")
 
 
-class _CommitFn(beam.DoFn):
+class _CommitFn(LeanDoFn):
     """The commit of every reported file: given as a side input to one element (whatever it
     is), or as the one group of a shuffle onto one key (``(0, refs)``)."""
 
@@ -263,7 +263,7 @@ class WriteChunkTable(beam.PTransform):
         # with the reports as a side input, commits once, after every file, and also when no
         # document came at all (a shuffle of the reports onto one key costs two stages more).
         return (pipeline
-                | "CommitOnce" >> beam.Create([None], reshuffle=False)
+                | "CommitOnce" >> Values([None])
                 | "Commit" >> beam.ParDo(commit_fn, AsList(reported)))
 
     def expand(self, pcoll):

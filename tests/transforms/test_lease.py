@@ -288,3 +288,12 @@ def test_a_gs_lease_refresh_never_overwrites_a_lease_taken_over_since_it_was_rea
     # And an exclusive create never replaces a lease that exists.
     assert not lease._create_gcs(path, lease._payload("run-c", 300))
     assert read_lease(out).run_id == "run-b"
+
+
+def test_every_run_takes_the_lease_except_the_build_of_a_classic_template():
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    assert lease.takes_lease(beam.Pipeline(options=PipelineOptions([])))
+    assert lease.takes_lease(beam.Pipeline(options=PipelineOptions(["--project", "p"])))
+    assert not lease.takes_lease(beam.Pipeline(options=PipelineOptions(["--template_location", "gs://b/t"])))

@@ -11,7 +11,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.errors import SkippedInput
 from beam_chunking.transforms._files import check_regular_file, input_roots
-from beam_chunking.transforms._listing import unlisted
+from beam_chunking.transforms._listing import list_local, unlisted
 from beam_chunking.transforms.read import MatchFn
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="needs POSIX links and permissions")
@@ -37,6 +37,19 @@ def test_unlisted_entries_follow_what_the_pattern_would_read(tree):
     assert unlisted(f"{tree}/*/*.txt") == [f"{tree}/alias"]
     assert unlisted(f"{tree}/g*") == [] and unlisted(f"{tree}/good.txt") == []
     assert unlisted("gs://bucket/in/*") == []
+
+
+@pytest.mark.parametrize("pattern", ["*", "**", "*.txt", "*/*.txt", "**/*.txt", "sub/*", "s*/a.?xt", "[gs]*",
+                                     "deep/**/x*", "*/*/*", "g*", "nothing-*"])
+def test_the_one_walk_lists_what_beams_match_lists(tree, pattern):
+    (tree / "deep" / "er" / "est").mkdir(parents=True)
+    for name in ("deep/x1", "deep/er/x2.txt", "deep/er/est/x3", "sub/b.md"):
+        (tree / name).write_text(name)
+    os.symlink("good.txt", tree / "link-to-good.txt")
+    beams = FileSystems.match([f"{tree}/{pattern}"])[0].metadata_list
+    ours, _ = list_local(f"{tree}/{pattern}")
+    assert [(m.path, m.size_in_bytes, m.last_updated_in_seconds) for m in ours] == [
+        (m.path, m.size_in_bytes, m.last_updated_in_seconds) for m in beams]
 
 
 def test_the_match_step_adds_what_the_listing_drops_and_leaves_out_exclusions(tree):
