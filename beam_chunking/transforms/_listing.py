@@ -11,9 +11,10 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from typing import List, Tuple
 
-from apache_beam.io.filesystem import FileMetadata, FileSystem
+from apache_beam.io.filesystem import BeamIOError, FileMetadata, FileSystem
 from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.transforms._files import is_glob, listing_base
@@ -48,27 +49,44 @@ def list_local(pattern: str) -> Tuple[List[FileMetadata], List[str]]:
         pattern: An absolute local pattern with a wildcard (as :class:`ReadDocuments`
             normalises it; see :func:`is_glob`).
     """
-    matches = re.compile(FileSystem.translate_pattern(pattern)).match  # Beam's own reading of it
+    if pattern.endswith("/"):
+        pattern += "*"  # as Beam's match reads it: every file in the folders matched
+    try:
+        matches = re.compile(FileSystem.translate_pattern(pattern)).match  # Beam's own reading of it
+    except re.error as exc:
+        raise BeamIOError("Match operation failed", {pattern: exc}) from None
     parts = pattern.split("/")
     listed: List[FileMetadata] = []
     found: List[str] = []
 
     def unreadable(error: OSError) -> None:
-        # A folder that vanished mid-walk is gone, as a vanished file is; only one that
-        # stays and cannot be read hides files.
-        if error.filename and not isinstance(error, FileNotFoundError) and _may_descend(parts, error.filename):
-            found.append(os.fsdecode(error.filename))
+        # A folder that vanished mid-walk (or became a file) is gone, as a vanished file
+        # is; only one that stays and cannot be read hides files.
+        if isinstance(error, (FileNotFoundError, NotADirectoryError)) or not error.filename:
+            return
+        folder = os.fsdecode(error.filename).rstrip("/") or "/"
+        if _may_descend(parts, folder):
+            found.append(folder)
 
     base = listing_base(pattern)
-    if not os.path.isdir(base):
+    # Beam reads '?' and '[...]' as able to match '/', so the folder-by-folder test of what
+    # a pattern can reach holds only without them; with them every folder is walked.
+    prune = not any(c in pattern[len(base):] for c in "?[")
+    try:
+        if not stat.S_ISDIR(os.stat(base).st_mode):
+            return [], []
+    except (FileNotFoundError, NotADirectoryError):
         return [], []
+    except OSError as error:  # the base itself cannot be reached
+        unreadable(error)
+        return [], found
     for folder, folders, names in os.walk(base, onerror=unreadable):
         for name in list(folders):
             path = os.path.join(folder, name)
             if os.path.islink(path):
                 if _may_descend(parts, path):
                     found.append(path)
-            elif not _may_descend(parts, path):
+            elif prune and not _may_descend(parts, path):
                 folders.remove(name)  # nothing below can match: do not walk it
         for name in names:
             path = os.path.join(folder, name)

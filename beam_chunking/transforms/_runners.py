@@ -3,8 +3,9 @@
 Beam's DaskRunner (2.77) runs a Reshuffle as a no-op, keeps a source in one partition,
 drops whatever a DoFn emits from ``finish_bundle``, keeps every ParDo's outputs until the
 job ends, hands every output of a multi-output ParDo to the consumers of each, computes
-a side input inside the task that reads it, and has no translation of ``Impulse``. The transforms check for it here, in one
-place, and expand differently where the model would otherwise lose or serialise work.
+a side input inside the task that reads it, and has no translation of ``Impulse``. The
+transforms check for it here, in one place, and expand differently where the model would
+otherwise lose or serialise work.
 """
 from __future__ import annotations
 

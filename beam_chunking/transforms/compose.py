@@ -127,7 +127,7 @@ class ChunkFiles(beam.PTransform):
                         self.write.compression)
         out = self._process(pbegin, split.documents, [*self.parse.fns(), *self.chunk.fns(defer_counts=late)], plan,
                             changes=False, late_outputs=late)
-        copied = copy_unchanged(pbegin, previous, split.stale, plan.folders, SCHEMAS, self.write.compression)
+        copied = copy_unchanged(pbegin, previous, split.stale_ids, plan.folders, SCHEMAS, self.write.compression)
         stale = write_stale_changes(split.stale, copied.stale, plan.folders["changes"], self.write.compression)
         return self.write.commit([out, split.refs, stale, copied.refs], plan)
 

@@ -186,7 +186,8 @@ class _CompareFn(LeanDoFn):
     written here, one file per bundle (an output per document would cost the runner more
     than writing it). Tagged outputs: ``refs`` (the :class:`ShardRef` of each changes file,
     when it opens), ``stale`` (``(document_id, row)`` of changed and deleted documents, whose
-    ``delete_chunk_ids`` are filled in later; their previous rows are the ones not copied)."""
+    ``delete_chunk_ids`` are filled in later) and ``stale_ids`` (their ids alone: their
+    previous rows are the ones not copied)."""
 
     def __init__(self, reader: _ReadFn, strategy: Chunker, same_options: bool, changes_folder: str, codec: str):
         self.reader = reader
@@ -235,6 +236,7 @@ class _CompareFn(LeanDoFn):
                 yield TaggedOutput("refs", ref)
         else:
             yield TaggedOutput("stale", (doc_id, row))
+            yield TaggedOutput("stale_ids", doc_id)  # for the copy, which needs no rows
 
     def _read(self, doc_id: str, meta: FileMetadata, previous: Optional[dict]):
         """``(document or failure, sha256 or None)``. Same options, name and bytes give the
@@ -280,9 +282,9 @@ class _CopyUnchangedFn(LeanDoFn):
     run (its ref); for a chunks file also ``stale``: ``(document_id, chunk ids)`` of the rows
     left behind.
 
-    The side input names the documents whose rows go (changed and deleted ones), as
-    :func:`compare`'s ``(document_id, changes row)`` pairs: usually far fewer than those that
-    stay, and none when nothing changed, when every file is copied without reading a column."""
+    The side input names the documents whose rows go (changed and deleted ones): usually far
+    fewer than those that stay, and none when nothing changed, when every file is copied
+    without reading a column."""
 
     def __init__(self, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str):
         self.folders, self.schemas, self.codec = folders, schemas, codec
@@ -291,7 +293,7 @@ class _CopyUnchangedFn(LeanDoFn):
 
     def _value_set(self, stale) -> pa.Array:
         if self._source is not stale:  # a side input is the same object within a bundle
-            self._source, self._ids = stale, pa.array(sorted({doc_id for doc_id, _ in stale}), pa.string())
+            self._source, self._ids = stale, pa.array(sorted(set(stale)), pa.string())
         return self._ids
 
     def process(self, item: Tuple[str, str], stale):
@@ -427,7 +429,7 @@ def compare(pbegin, read: ReadDocuments, previous: PreviousRun, strategy: Chunke
 
     Returns:
         The tagged outputs of :class:`_CompareFn`: ``documents`` (Documents and read
-        Failures to process), ``refs`` and ``stale``.
+        Failures to process), ``refs``, ``stale`` and ``stale_ids``.
     """
     documents = [("documents", path) for path in previous.files.get("documents", [])]
     if reshuffle_is_noop(pbegin.pipeline.runner):  # the files are listed and partitioned when built
@@ -442,7 +444,7 @@ def compare(pbegin, read: ReadDocuments, previous: PreviousRun, strategy: Chunke
               | "FilesAndPrevious" >> beam.ParDo(_SourcesFn(read.matcher()))
               | "ByDocument" >> beam.GroupByKey())
     return _with_outputs(joined, "Compare", _CompareFn(read.reader(), strategy, same_options, changes_folder, codec),
-                         (), ("refs", "stale"), "documents")
+                         (), ("refs", "stale", "stale_ids"), "documents")
 
 
 def copy_unchanged(pbegin, previous: PreviousRun, stale, folders: Dict[str, str], schemas: Dict[str, pa.Schema],
@@ -453,7 +455,7 @@ def copy_unchanged(pbegin, previous: PreviousRun, stale, folders: Dict[str, str]
         pbegin: The pipeline's start.
         previous: :func:`previous_run`; its files are spread over the workers when there
             are more than :data:`SPREAD_FILES`.
-        stale: :func:`compare`'s ``stale``: the documents whose previous rows are left out.
+        stale: :func:`compare`'s ``stale_ids``: the documents whose previous rows are left out.
 
     Returns:
         The tagged outputs ``refs`` (the :class:`ShardRef` of each file written, for the
@@ -461,7 +463,6 @@ def copy_unchanged(pbegin, previous: PreviousRun, stale, folders: Dict[str, str]
     """
     sources = [(t, p) for t in COPIED_TABLES for p in previous.files.get(t, [])]
     files = pbegin | "PreviousFiles" >> Values(sources, spread=len(sources) > SPREAD_FILES)
-    # The rows come along (a step to cut them to ids would cost more than they weigh).
     return _with_outputs(files, "CopyUnchanged", _CopyUnchangedFn(folders, schemas, codec), (AsList(stale),),
                          ("stale",), "refs")
 

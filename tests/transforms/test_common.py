@@ -32,7 +32,8 @@ def test_a_lean_dofn_lists_its_own_and_lifecycle_methods_only():
 
 def test_state_and_timers_of_a_lean_dofn_are_still_found():
     states, timers = userstate.get_dofn_specs(_Stateful())
-    assert {s.name for s in states} == {"count"} and {t.name for t in timers} == {"ts-alarm"}  # Beam prefixes timer names
+    assert {s.name for s in states} == {"count"}
+    assert {t.name for t in timers} == {"ts-alarm"}  # Beam prefixes timer names
     assert userstate.is_stateful_dofn(_Stateful())
 
 

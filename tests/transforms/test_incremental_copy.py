@@ -23,9 +23,8 @@ def chunks_file(path, docs, rows_per_group):
 
 
 def copy(tmp_path, path, stale):
-    """Copy ``path`` leaving out the documents ``stale`` names (as the comparison's pairs)."""
     fn = incremental._CopyUnchangedFn({"chunks": str(tmp_path / "new")}, SCHEMAS, "zstd")
-    out = list(fn.process(("chunks", path), [(doc, {"document_id": doc}) for doc in stale]))
+    out = list(fn.process(("chunks", path), stale))
     refs = [o for o in out if isinstance(o, ShardRef)]
     left = sorted(o.value for o in out if isinstance(o, TaggedOutput))
     return refs, left

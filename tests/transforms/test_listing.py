@@ -7,6 +7,7 @@ import stat
 import tempfile
 
 import pytest
+from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.errors import SkippedInput
@@ -40,7 +41,8 @@ def test_unlisted_entries_follow_what_the_pattern_would_read(tree):
 
 
 @pytest.mark.parametrize("pattern", ["*", "**", "*.txt", "*/*.txt", "**/*.txt", "sub/*", "s*/a.?xt", "[gs]*",
-                                     "deep/**/x*", "*/*/*", "g*", "nothing-*"])
+                                     "deep/**/x*", "*/*/*", "g*", "nothing-*", "*/", "**/", "s*/",
+                                     "deep?er/*", "deep[!x]er/*", "d*[/]*", "good.txt/*", "missing/*"])
 def test_the_one_walk_lists_what_beams_match_lists(tree, pattern):
     (tree / "deep" / "er" / "est").mkdir(parents=True)
     for name in ("deep/x1", "deep/er/x2.txt", "deep/er/est/x3", "sub/b.md"):
@@ -50,6 +52,11 @@ def test_the_one_walk_lists_what_beams_match_lists(tree, pattern):
     ours, _ = list_local(f"{tree}/{pattern}")
     assert [(m.path, m.size_in_bytes, m.last_updated_in_seconds) for m in ours] == [
         (m.path, m.size_in_bytes, m.last_updated_in_seconds) for m in beams]
+
+
+def test_a_pattern_that_is_not_a_valid_glob_fails_as_beams_match_does(tree):
+    with pytest.raises(BeamIOError, match="Match operation failed"):
+        list_local(f"{tree}/[z-a]*")
 
 
 def test_the_match_step_adds_what_the_listing_drops_and_leaves_out_exclusions(tree):
@@ -108,11 +115,16 @@ def test_a_folder_that_cannot_be_listed_is_unlisted_and_refused():
             except SkippedInput as exc:
                 refused = str(exc)
             listed = [m.path for m in FileSystems.match([f"{base}/in/**"])[0].metadata_list]
-            return {"unlisted": unlisted(f"{base}/in/**"), "refused": refused, "listed": listed}
+            return {"unlisted": unlisted(f"{base}/in/**"), "refused": refused, "listed": listed,
+                    "base closed": unlisted(f"{base}/in/closed/*"),
+                    "above base closed": unlisted(f"{base}/in/closed/deeper/*.txt")}
 
         seen = _as_unprivileged(look)
         assert seen["listed"] == [f"{base}/in/open.txt"]  # Beam says nothing of the closed folder
         assert seen["unlisted"] == [f"{base}/in/closed"]
+        # The pattern's own folder, or one on the way to it, that cannot be listed.
+        assert seen["base closed"] == [f"{base}/in/closed"]
+        assert seen["above base closed"] == [f"{base}/in/closed/deeper"]
         assert seen["refused"] == (f"{base}/in/closed: folder cannot be listed (permission denied); "
                                    "the files in it were not read")
     finally:
