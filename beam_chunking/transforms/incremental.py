@@ -29,11 +29,13 @@ and hashing costs about one read of the corpus, a small part of a run (bench/inc
 Copying works file by file and is told which documents' rows go (the changed and deleted
 ones, usually few): a previous file that holds none of them is copied byte for byte (with
 nothing changed, without reading a column; else its ``document_id`` column is read to tell);
-others are filtered row group by row group. So an incremental run
-cannot promise a fixed file count, and refuses ``num_shards``.
+others are filtered row group by row group. A table that has gathered more than
+:data:`MERGE_SMALL_FILES` small files has those merged (:func:`copy_groups`). So an
+incremental run cannot promise a fixed file count, and refuses ``num_shards``.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -73,6 +75,12 @@ COPIED_TABLES = ("chunks", "parents", "documents")
 #: Most sources (patterns, previous files) read where they are listed, without a shuffle to
 #: spread them.
 SPREAD_FILES = 8
+#: A previous file under this many bytes is small (see :func:`copy_groups`).
+SMALL_FILE_BYTES = 16 * 2**20
+#: More small previous files than this in one table are merged by the copy.
+MERGE_SMALL_FILES = 8
+#: Largest file that merging small previous files makes, in bytes (Parquet sizes).
+MERGED_FILE_BYTES = 64 * 2**20
 #: Statuses of previous documents whose rows can be kept (a failed one is retried).
 _KEPT_STATUSES = ("ok", "empty")
 #: Documents-table columns the comparison reads.
@@ -278,13 +286,14 @@ class _CompareFn(LeanDoFn):
 
 
 class _CopyUnchangedFn(LeanDoFn):
-    """A previous file -> its rows, less those of the documents that go, in a file of this
-    run (its ref); for a chunks file also ``stale``: ``(document_id, chunk ids)`` of the rows
-    left behind.
+    """Previous files of one table -> their rows, less those of the documents that go, in
+    one file of this run (its ref); for chunks files also ``stale``: ``(document_id, chunk
+    ids)`` of the rows left behind.
 
     The side input names the documents whose rows go (changed and deleted ones): usually far
-    fewer than those that stay, and none when nothing changed, when every file is copied
-    without reading a column."""
+    fewer than those that stay, and none when nothing changed, when a file taken alone is
+    copied whole without reading a column. Several files (small ones, see
+    :func:`copy_groups`) are merged into one."""
 
     def __init__(self, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str):
         self.folders, self.schemas, self.codec = folders, schemas, codec
@@ -296,47 +305,69 @@ class _CopyUnchangedFn(LeanDoFn):
             self._source, self._ids = stale, pa.array(sorted(set(stale)), pa.string())
         return self._ids
 
-    def process(self, item: Tuple[str, str], stale):
-        table, path = item
+    def process(self, item: Tuple[str, Tuple[str, ...]], stale):
+        table, paths = item
         ids = self._value_set(stale)
         schema = self.schemas[table]
-        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            parquet = pq.ParquetFile(f)
-            total = parquet.metadata.num_rows
-            drop = None
-            if len(ids):
-                documents = parquet.read(columns=["document_id"]).column(0)
-                drop = pc.is_in(documents, value_set=ids)
-                if not pc.any(drop).as_py():
-                    drop = None
-            if drop is not None and table == "chunks":
-                left = pa.table({"document_id": documents, "chunk_id": parquet.read(columns=["chunk_id"]).column(0)})
-                left = left.filter(drop).group_by("document_id").aggregate([("chunk_id", "list")])
-                for doc, chunk_ids in zip(left.column(0).to_pylist(), left.column(1).to_pylist()):
-                    yield TaggedOutput("stale", (doc, ("chunk_ids", chunk_ids)))
-            kept = total - (pc.sum(drop).as_py() if drop is not None else 0)
-            if not kept:
-                return
-            target = f"{self.folders[table]}/part-copy-{uuid.uuid4().hex}.parquet"
-            whole = (drop is None and parquet.schema_arrow.equals(schema)
-                     and parquet.metadata.row_group(0).column(0).compression == _PARQUET_CODECS[self.codec])
-            if not whole:
-                keep = None if drop is None else pc.invert(drop)
-                offset = 0
-                with FileSystems.create(target) as out, pq.ParquetWriter(out, schema, compression=self.codec) as w:
-                    for i in range(parquet.num_row_groups):
-                        group = parquet.read_row_group(i)
-                        rows = group.num_rows
-                        if keep is not None:  # the file's mask, cut to the group's rows
-                            group = group.filter(keep.slice(offset, rows))
-                        offset += rows
-                        if group.num_rows:
-                            # An older previous file may lack newer nullable columns.
-                            w.write_table(_conform(group, schema))
-        if whole:  # byte for byte: nothing to decode or encode
-            _copy_file(path, target)
+        target = f"{self.folders[table]}/part-copy-{uuid.uuid4().hex}.parquet"
+        kept, whole = 0, None
+        with contextlib.ExitStack() as output:
+            writer = None
+            for path in paths:
+                with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+                    parquet = pq.ParquetFile(f)
+                    drop = _dropped(parquet, ids)
+                    if drop is not None and table == "chunks":
+                        yield from _left_behind(parquet, drop)
+                    rows = parquet.metadata.num_rows - (pc.sum(drop).as_py() if drop is not None else 0)
+                    if not rows:
+                        continue
+                    kept += rows
+                    if (len(paths) == 1 and drop is None and parquet.schema_arrow.equals(schema)
+                            and parquet.metadata.row_group(0).column(0).compression == _PARQUET_CODECS[self.codec]):
+                        whole = path  # byte for byte: nothing to decode or encode
+                        continue
+                    if writer is None:
+                        out = output.enter_context(FileSystems.create(target))
+                        writer = output.enter_context(pq.ParquetWriter(out, schema, compression=self.codec))
+                    _write_kept(parquet, drop, schema, writer)
+        if not kept:
+            return
+        if whole is not None:
+            _copy_file(whole, target)
         self.copied.inc(kept)
         yield ShardRef(table, target)
+
+
+def _dropped(parquet: pq.ParquetFile, ids: pa.Array) -> Optional[pa.Array]:
+    """The mask of ``parquet``'s rows whose document is in ``ids``; ``None`` if none is."""
+    if not len(ids):
+        return None
+    drop = pc.is_in(parquet.read(columns=["document_id"]).column(0), value_set=ids)
+    return drop if pc.any(drop).as_py() else None
+
+
+def _left_behind(parquet: pq.ParquetFile, drop: pa.Array):
+    """``stale`` outputs: the chunk ids of each document whose rows ``drop`` leaves out."""
+    left = parquet.read(columns=["document_id", "chunk_id"]).filter(drop)
+    left = left.group_by("document_id").aggregate([("chunk_id", "list")])
+    for doc, chunk_ids in zip(left.column(0).to_pylist(), left.column(1).to_pylist()):
+        yield TaggedOutput("stale", (doc, ("chunk_ids", chunk_ids)))
+
+
+def _write_kept(parquet: pq.ParquetFile, drop: Optional[pa.Array], schema: pa.Schema, writer) -> None:
+    """Write ``parquet``'s rows that ``drop`` keeps, row group by row group."""
+    keep = None if drop is None else pc.invert(drop)
+    offset = 0
+    for i in range(parquet.num_row_groups):
+        group = parquet.read_row_group(i)
+        rows = group.num_rows
+        if keep is not None:  # the file's mask, cut to the group's rows
+            group = group.filter(keep.slice(offset, rows))
+        offset += rows
+        if group.num_rows:
+            # An older previous file may lack newer nullable columns.
+            writer.write_table(_conform(group, schema))
 
 
 def _copy_file(source: str, target: str) -> None:
@@ -447,21 +478,53 @@ def compare(pbegin, read: ReadDocuments, previous: PreviousRun, strategy: Chunke
                          (), ("refs", "stale", "stale_ids"), "documents")
 
 
+def copy_groups(files: List[str]) -> List[Tuple[str, ...]]:
+    """A table's previous files as the copy takes them: each alone, unless the table holds
+    more than :data:`MERGE_SMALL_FILES` files under :data:`SMALL_FILE_BYTES`; then those are
+    merged, in path order, into files of up to :data:`MERGED_FILE_BYTES`.
+
+    Each run that processes documents writes their rows to new files, so without merging an
+    output re-run every night would gain files for as long as its documents change. A table
+    of few files is never rewritten for it: a run with nothing changed still copies each file
+    whole. Sizes are looked up only when the table holds more than :data:`MERGE_SMALL_FILES`
+    files; one that cannot be found is left alone (its copy then reports it).
+    """
+    if len(files) <= MERGE_SMALL_FILES:
+        return [(path,) for path in files]
+    found = [result.metadata_list for result in FileSystems.match(list(files))]
+    sizes = [metadata[0].size_in_bytes if metadata else None for metadata in found]
+    small = [(path, size) for path, size in zip(files, sizes) if size is not None and size < SMALL_FILE_BYTES]
+    if len(small) <= MERGE_SMALL_FILES:
+        return [(path,) for path in files]
+    merged = {path for path, _ in small}
+    groups = [(path,) for path in files if path not in merged]
+    group: List[str] = []
+    total = 0
+    for path, size in sorted(small):
+        if group and total + size > MERGED_FILE_BYTES:
+            groups.append(tuple(group))
+            group, total = [], 0
+        group.append(path)
+        total += size
+    groups.append(tuple(group))
+    return groups
+
+
 def copy_unchanged(pbegin, previous: PreviousRun, stale, folders: Dict[str, str], schemas: Dict[str, pa.Schema],
                    codec: str):
     """Copy the unchanged documents' rows of every previous file into this run's folders.
 
     Args:
         pbegin: The pipeline's start.
-        previous: :func:`previous_run`; its files are spread over the workers when there
-            are more than :data:`SPREAD_FILES`.
+        previous: :func:`previous_run`; its files, grouped by :func:`copy_groups`, are
+            spread over the workers when there are more than :data:`SPREAD_FILES` groups.
         stale: :func:`compare`'s ``stale_ids``: the documents whose previous rows are left out.
 
     Returns:
         The tagged outputs ``refs`` (the :class:`ShardRef` of each file written, for the
         commit) and ``stale`` (the previous chunk ids of the other documents).
     """
-    sources = [(t, p) for t in COPIED_TABLES for p in previous.files.get(t, [])]
+    sources = [(t, group) for t in COPIED_TABLES for group in copy_groups(previous.files.get(t, []))]
     files = pbegin | "PreviousFiles" >> Values(sources, spread=len(sources) > SPREAD_FILES)
     return _with_outputs(files, "CopyUnchanged", _CopyUnchangedFn(folders, schemas, codec), (AsList(stale),),
                          ("stale",), "refs")

@@ -135,6 +135,33 @@ def test_edited_removed_and_added_files_with_embeddings(mode, tmp_path, embed_sp
     assert [r["document_id"] for r in rows(out, "documents")] == sorted({r["document_id"] for r in after})
 
 
+def test_nightly_runs_do_not_gather_small_files(tmp_path):
+    """Every run changes a different document: its rows go to a new file each time, until the
+    table holds more small files than the limit and the next run merges them."""
+    from beam_chunking.transforms.incremental import MERGE_SMALL_FILES
+
+    src, out = str(tmp_path / "src"), str(tmp_path / "out")
+    write_corpus(src, n=MERGE_SMALL_FILES + 4)
+    args = ["--input", f"{src}/*", "--output", out, "--max-chunk-size", "200"]
+    run(args)
+    counts = []
+    for night in range(MERGE_SMALL_FILES + 2):
+        with open(os.path.join(src, f"doc{night:02d}.md"), "a") as f:
+            f.write(f"\nNight {night}: the cat moved to the sofa.\n")
+        summary = run(args + ["--incremental"])
+        assert summary.changes["changed"] == 1 and summary.changes["unchanged"] == MERGE_SMALL_FILES + 3
+        counts.append(len(table_files(out, "chunks")))
+    # One file more each night, until the run that finds more than the limit merges them all
+    # into one (beside that night's new file).
+    assert counts == [*range(2, MERGE_SMALL_FILES + 2), 2, 3], counts
+    fresh = str(tmp_path / "fresh")
+    run(["--input", f"{src}/*", "--output", fresh, "--max-chunk-size", "200"])
+    for table in ("chunks", "documents"):
+        assert {r["document_id"] for r in rows(out, table)} == {r["document_id"] for r in rows(fresh, table)}
+    assert [(r["chunk_id"], r["text"]) for r in rows(out, "chunks")] == [
+        (r["chunk_id"], r["text"]) for r in rows(fresh, "chunks")]
+
+
 def test_changed_strategy_option_changes_every_document(tmp_path):
     src, out = str(tmp_path / "src"), str(tmp_path / "out")
     write_corpus(src, 4)

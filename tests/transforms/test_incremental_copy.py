@@ -24,7 +24,7 @@ def chunks_file(path, docs, rows_per_group):
 
 def copy(tmp_path, path, stale):
     fn = incremental._CopyUnchangedFn({"chunks": str(tmp_path / "new")}, SCHEMAS, "zstd")
-    out = list(fn.process(("chunks", path), stale))
+    out = list(fn.process(("chunks", (path,)), stale))
     refs = [o for o in out if isinstance(o, ShardRef)]
     left = sorted(o.value for o in out if isinstance(o, TaggedOutput))
     return refs, left
@@ -67,3 +67,43 @@ def test_a_file_whose_rows_all_go_writes_nothing(tmp_path):
     chunks_file(path, ["a", "b"], rows_per_group=2)
     refs, left = copy(tmp_path, path, ["a", "b"])
     assert refs == [] and [doc for doc, _ in left] == ["a", "b"]
+
+
+def sized_files(tmp_path, sizes):
+    paths = []
+    for i, size in enumerate(sizes):
+        path = tmp_path / f"part-{i:02d}.parquet"
+        with open(path, "wb") as f:
+            f.truncate(size)  # sparse: only the size is looked at
+        paths.append(str(path))
+    return paths
+
+
+def test_a_table_of_few_files_copies_each_alone(tmp_path):
+    paths = sized_files(tmp_path, [100] * incremental.MERGE_SMALL_FILES)
+    assert incremental.copy_groups(paths) == [(p,) for p in paths]
+
+
+def test_more_small_files_than_the_limit_are_merged_and_large_ones_stay_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(incremental, "MERGED_FILE_BYTES", 1000)
+    big = incremental.SMALL_FILE_BYTES
+    paths = sized_files(tmp_path, [big, 400, 400, 400, 400, 400, 400, 400, 400, 400])
+    groups = incremental.copy_groups(paths)
+    assert groups[0] == (paths[0],)  # not small: copied alone, as before
+    assert groups[1:] == [tuple(paths[1:3]), tuple(paths[3:5]), tuple(paths[5:7]), tuple(paths[7:9]), (paths[9],)]
+    # Only the small files count toward the limit.
+    assert incremental.copy_groups(paths[:9] + [paths[0]]) == [(p,) for p in paths[:9] + [paths[0]]]
+
+
+def test_merged_files_become_one_file_without_the_rows_that_go(tmp_path):
+    first, second = str(tmp_path / "one.parquet"), str(tmp_path / "two.parquet")
+    rows = chunks_file(first, ["a", "b"], rows_per_group=3) + chunks_file(second, ["c", "d"], rows_per_group=1)
+    fn = incremental._CopyUnchangedFn({"chunks": str(tmp_path / "new")}, SCHEMAS, "zstd")
+    out = list(fn.process(("chunks", (first, second)), ["b", "c"]))
+    (ref,) = [o for o in out if isinstance(o, ShardRef)]
+    assert sorted(o.value for o in out if isinstance(o, TaggedOutput)) == [
+        ("b", ("chunk_ids", ["b:0", "b:1"])), ("c", ("chunk_ids", ["c:0", "c:1"]))]
+    kept = pq.read_table(ref.path).to_pylist()
+    assert [(r["chunk_id"], r["text"]) for r in kept] == [(r["chunk_id"], r["text"]) for r in rows
+                                                          if r["document_id"] in "ad"]
+    assert list(fn.process(("chunks", (first, second)), []))[0].path != ref.path  # nothing goes: merged anew
