@@ -1,14 +1,15 @@
 """Packaging for beam-chunking.
 
-Core dependencies are what every pipeline needs (Beam with its GCP extras, pyarrow, the
-offline cl100k_base tokenizer, PyYAML). Optional features sit behind extras so that a bare
-install stays small.
+Core dependencies are what every pipeline needs (Beam, pyarrow, the offline cl100k_base
+tokenizer, PyYAML). Optional features sit behind extras so that a bare install stays small,
+and starts fast: Beam imports every Google Cloud client it finds installed, so ``gs://`` and
+Dataflow (the ``gcp`` extra) are not in the core.
 """
 from setuptools import find_packages, setup
 
 CORE = [
     # Beam 2.77 caps pyarrow below 26 and numpy below 2.5; keep inside its caps.
-    "apache-beam[gcp]==2.77.0",
+    "apache-beam==2.77.0",
     "pyarrow>=14,<26",
     "numpy>=1.24,<2.5",
     "tiktoken>=0.7",
@@ -61,6 +62,10 @@ MINILM = [
 # The HTML report of `beam-chunking inspect --html`: histograms drawn as inline SVG.
 REPORT = ["matplotlib>=3.7"]
 
+# gs:// inputs and outputs and the Dataflow runner: Beam's Google Cloud clients. Beam imports
+# them when it is imported, if they are installed: a third or more of its import time.
+GCP = ["apache-beam[gcp]==2.77.0"]
+
 # Beam's DaskRunner and dask.distributed, to run on a Dask cluster (local, Kubernetes, YARN, HPC).
 DASK = ["apache-beam[dask]==2.77.0"]
 
@@ -83,6 +88,7 @@ PGVECTOR = ["psycopg[binary]>=3.2"]
 QDRANT = ["qdrant-client>=1.12"]
 
 EXTRAS = {
+    "gcp": GCP,
     "hf": ["tokenizers>=0.15"],
     "llm": LLM,
     "transcripts": TRANSCRIPTS,
@@ -108,6 +114,7 @@ EXTRAS = {
         "duckdb>=1.0",  # reads the tables as users do
         "pandas>=2.0",
         *REPORT,
+        *GCP,
         *DASK,
         *PARSERS,
         *CODE,

@@ -19,6 +19,7 @@ from beam_chunking.pipelines.spec import content_type_items, option_items, optio
 from beam_chunking.config import JobConfig
 from beam_chunking.transforms import ChunkFiles
 from beam_chunking.transforms.lease import release_held
+from beam_chunking.transforms.read import require_filesystem
 from beam_chunking.transforms.write import abandon
 from beam_chunking.pipelines.summary import RunSummary, summarize
 
@@ -39,11 +40,19 @@ DATAFLOW_REQUIRED = (
 )
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
 def resolve_runner(options: PipelineOptions) -> str:
     """Set and return the runner: :data:`LOCAL_RUNNER` when none is given, aliases expanded.
 
     Raises:
-        MissingExtra: ``DaskRunner`` without ``dask.distributed`` installed.
+        MissingExtra: ``DaskRunner`` without ``dask.distributed`` installed, or
+            ``DataflowRunner`` without Beam's Google Cloud clients (the ``gcp`` extra).
         ConfigError: ``DataflowRunner`` without one of :data:`DATAFLOW_REQUIRED`; the one
             line names every missing option, before any work starts.
     """
@@ -56,6 +65,8 @@ def resolve_runner(options: PipelineOptions) -> str:
     if name.endswith("DaskRunner") and importlib.util.find_spec("distributed") is None:
         raise MissingExtra('--runner DaskRunner needs dask.distributed: pip install "beam-chunking[dask]"')
     if name.endswith("DataflowRunner"):
+        if not all(_installed(m) for m in ("apitools", "google.cloud.storage")):
+            raise MissingExtra(f"--runner {name} needs Beam's Google Cloud clients: pip install \"beam-chunking[gcp]\"")
         cloud = options.view_as(GoogleCloudOptions)
         missing = [f"{flag} ({what})" for attr, flag, what in DATAFLOW_REQUIRED if not getattr(cloud, attr)]
         if missing:
@@ -245,6 +256,8 @@ def check_paths(spec: JobConfig) -> None:
     Raises:
         ConfigError: naming the pattern or the path, with what to do instead.
     """
+    for path in (*spec.input, spec.output):
+        require_filesystem(path)
     for pattern in spec.input:
         local = FileSystems.get_scheme(pattern) is None
         if local and os.path.isdir(pattern):

@@ -18,6 +18,7 @@ from apache_beam.io import fileio
 from apache_beam.io.filesystem import FileMetadata
 from apache_beam.io.filesystems import FileSystems
 
+from beam_chunking.errors import MissingExtra
 from beam_chunking.ids import display_uri, document_id, normalize_uri, uri_bytes
 from beam_chunking.parsers import check_content_types
 from beam_chunking.parsers.compressed import gunzip, is_gzip
@@ -93,6 +94,28 @@ def partitions_for(files: List[Any], requested: Optional[int] = None) -> int:
 
 #: Most bytes asked for in one read (a read reserves what it asks).
 _READ_CHUNK = 8 * 1024 * 1024
+
+
+#: The extra that installs each object store's filesystem for Beam.
+_STORE_EXTRAS = {"gs": "gcp"}
+
+
+def require_filesystem(path: str) -> None:
+    """Refuse a path or pattern whose scheme (``gs://`` ...) has no filesystem installed.
+
+    Raises:
+        MissingExtra: naming the path and the extra that brings the filesystem (Beam's own
+            error names Beam's extras, not this package's).
+    """
+    scheme = FileSystems.get_scheme(path)
+    if scheme is None:
+        return
+    try:
+        FileSystems.get_filesystem(path)
+    except ValueError:  # Beam's "Unable to get filesystem from specified path"
+        extra = _STORE_EXTRAS.get(scheme)
+        how = f'pip install "beam-chunking[{extra}]"' if extra else "install the Beam filesystem for it"
+        raise MissingExtra(f"{path}: {scheme}:// paths need their filesystem, which is not installed: {how}") from None
 
 
 def read_upto(read: Callable[[int], bytes], first: int, most: int) -> bytes:
@@ -253,6 +276,8 @@ class ReadDocuments(beam.PTransform):
         super().__init__()
         self.patterns = tuple(dict.fromkeys(normalize_uri(p) for p in ([patterns] if isinstance(patterns, str)
                                                                             else patterns)))
+        for pattern in self.patterns:
+            require_filesystem(pattern)
         self.exclude = tuple(exclude_pattern(p) for p in exclude)
         self.max_bytes = max_bytes
         self.metadata = dict(metadata or {})

@@ -30,6 +30,7 @@ from beam_chunking.transforms._shards import Rows, ShardRef, WriteBundleShardsFn
 from beam_chunking.transforms.lease import LEASE, acquire, held_run, release_held, takes_lease
 from beam_chunking.transforms.manifest import TABLES, basename, new_run_id, run_folder
 from beam_chunking.transforms.progress import PROGRESS
+from beam_chunking.transforms.read import require_filesystem
 from beam_chunking.transforms.records import ChunkedDocument, Failure, Stage
 
 _LOG = logging.getLogger(__name__)
@@ -191,6 +192,7 @@ class WriteChunkTable(beam.PTransform):
         super().__init__()
         if compression not in COMPRESSIONS:
             raise ConfigError(f"WriteChunkTable.compression={compression!r} must be one of {COMPRESSIONS}")
+        require_filesystem(output)
         self.output = output.rstrip("/") or "/"
         self.overwrite = overwrite
         self.compression = compression

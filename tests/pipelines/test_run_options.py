@@ -59,3 +59,38 @@ def test_dataflow_workers_get_this_checkout_when_nothing_installs_it():
     assert options.get_all_options()["setup_file"] == os.path.join(ROOT, "setup.py")
     options, _ = pipeline_options(JOB + DATAFLOW + ["--sdk_container_image", "img"])
     assert options.get_all_options()["setup_file"] is None
+
+
+# Runs the command line in a fresh interpreter where Beam's Google Cloud clients cannot be
+# imported, as after an install without the gcp extra.
+_WITHOUT_GCP = """
+import sys
+
+class WithoutGcp:
+    def find_spec(self, name, path=None, target=None):
+        if name == "apitools" or name.startswith(("apitools.", "google.cloud")):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, WithoutGcp())
+for name in [m for m in sys.modules if m.startswith("google.cloud")]:  # namespace stubs made at start-up
+    del sys.modules[name]
+from beam_chunking.pipelines.cli import console_main
+sys.argv[0] = "beam-chunking"
+console_main()
+"""
+
+
+@pytest.mark.parametrize("args", [["--input", "gs://bucket/in/*", "--output", "OUT"],
+                                  ["--input", f"{ROOT}/examples/*", "--output", "gs://bucket/out"],
+                                  ["--input", f"{ROOT}/examples/*", "--output", "OUT", *DATAFLOW]])
+def test_gs_paths_and_dataflow_without_the_gcp_extra_name_it(tmp_path, args):
+    import subprocess
+    import sys
+
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_GCP, "run", *args], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
+    err = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(err) == 1, done.stderr
+    assert 'pip install "beam-chunking[gcp]"' in err[0]
+    assert not (tmp_path / "out").exists()
