@@ -30,8 +30,9 @@ Copying works file by file and is told which documents' rows go (the changed and
 ones, usually few): a previous file that holds none of them is copied byte for byte (with
 nothing changed, without reading a column; else its ``document_id`` column is read to tell);
 others are filtered row group by row group. A table that has gathered more than
-:data:`MERGE_SMALL_FILES` small files has those merged (:func:`copy_groups`). So an
-incremental run cannot promise a fixed file count, and refuses ``num_shards``.
+:data:`MERGE_SMALL_FILES` small files has those merged (:func:`copy_groups`), rewritten even
+when nothing changed. So an incremental run cannot promise a fixed file count, and refuses
+``num_shards``.
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ import contextlib
 import dataclasses
 import hashlib
 import os
+import posixpath
 import shutil
 import types
 import uuid
@@ -59,8 +61,9 @@ from beam_chunking.parsers.compressed import is_gzip
 from beam_chunking.schema import CHANGES, CHANGES_SCHEMA, change_row
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.transforms._common import LeanDoFn, NAMESPACE, Values
+from beam_chunking.transforms._files import is_glob
 from beam_chunking.transforms._runners import mixes_tagged_outputs, reshuffle_is_noop
-from beam_chunking.transforms._shards import ShardRef, _TableFiles
+from beam_chunking.transforms._shards import BYTES_PER_GROUP, ROWS_PER_GROUP, ShardRef, _TableFiles
 from beam_chunking.transforms.manifest import MANIFEST, read_manifest, table_files
 from beam_chunking.transforms.progress import PROGRESS
 from beam_chunking.transforms.read import MatchFn, ReadDocuments, _ReadFn
@@ -75,12 +78,16 @@ COPIED_TABLES = ("chunks", "parents", "documents")
 #: Most sources (patterns, previous files) read where they are listed, without a shuffle to
 #: spread them.
 SPREAD_FILES = 8
-#: A previous file under this many bytes is small (see :func:`copy_groups`).
-SMALL_FILE_BYTES = 16 * 2**20
-#: More small previous files than this in one table are merged by the copy.
+#: More small previous files than this in one table are merged by the copy (see
+#: :func:`copy_groups`).
 MERGE_SMALL_FILES = 8
-#: Largest file that merging small previous files makes, in bytes (Parquet sizes).
+#: Bytes of the input files a merged file is made of, at most (the output is about as large).
 MERGED_FILE_BYTES = 64 * 2**20
+#: A previous file under this many bytes is small: half a merged file, so that what a merge
+#: makes can be merged again while it is far from full.
+SMALL_FILE_BYTES = MERGED_FILE_BYTES // 2
+#: Input files of one merged file, at most (each is one step's work).
+MERGED_FILES = 256
 #: Statuses of previous documents whose rows can be kept (a failed one is retried).
 _KEPT_STATUSES = ("ok", "empty")
 #: Documents-table columns the comparison reads.
@@ -312,13 +319,13 @@ class _CopyUnchangedFn(LeanDoFn):
         target = f"{self.folders[table]}/part-copy-{uuid.uuid4().hex}.parquet"
         kept, whole = 0, None
         with contextlib.ExitStack() as output:
-            writer = None
+            groups = None
             for path in paths:
                 with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
                     parquet = pq.ParquetFile(f)
-                    drop = _dropped(parquet, ids)
+                    documents, drop = _dropped(parquet, ids)
                     if drop is not None and table == "chunks":
-                        yield from _left_behind(parquet, drop)
+                        yield from _left_behind(parquet, documents, drop)
                     rows = parquet.metadata.num_rows - (pc.sum(drop).as_py() if drop is not None else 0)
                     if not rows:
                         continue
@@ -327,10 +334,12 @@ class _CopyUnchangedFn(LeanDoFn):
                             and parquet.metadata.row_group(0).column(0).compression == _PARQUET_CODECS[self.codec]):
                         whole = path  # byte for byte: nothing to decode or encode
                         continue
-                    if writer is None:
+                    if groups is None:
                         out = output.enter_context(FileSystems.create(target))
-                        writer = output.enter_context(pq.ParquetWriter(out, schema, compression=self.codec))
-                    _write_kept(parquet, drop, schema, writer)
+                        groups = _RowGroups(output.enter_context(pq.ParquetWriter(out, schema, compression=self.codec)))
+                    _add_kept(parquet, drop, schema, groups)
+            if groups is not None:
+                groups.flush()
         if not kept:
             return
         if whole is not None:
@@ -339,24 +348,49 @@ class _CopyUnchangedFn(LeanDoFn):
         yield ShardRef(table, target)
 
 
-def _dropped(parquet: pq.ParquetFile, ids: pa.Array) -> Optional[pa.Array]:
-    """The mask of ``parquet``'s rows whose document is in ``ids``; ``None`` if none is."""
+def _dropped(parquet: pq.ParquetFile, ids: pa.Array) -> Tuple[Optional[pa.Array], Optional[pa.Array]]:
+    """``(document_id column, mask of the rows whose document is in ids)``; the mask is
+    ``None`` when no row's is (and nothing is read when ``ids`` is empty)."""
     if not len(ids):
-        return None
-    drop = pc.is_in(parquet.read(columns=["document_id"]).column(0), value_set=ids)
-    return drop if pc.any(drop).as_py() else None
+        return None, None
+    documents = parquet.read(columns=["document_id"]).column(0)
+    drop = pc.is_in(documents, value_set=ids)
+    return documents, (drop if pc.any(drop).as_py() else None)
 
 
-def _left_behind(parquet: pq.ParquetFile, drop: pa.Array):
+def _left_behind(parquet: pq.ParquetFile, documents: pa.Array, drop: pa.Array):
     """``stale`` outputs: the chunk ids of each document whose rows ``drop`` leaves out."""
-    left = parquet.read(columns=["document_id", "chunk_id"]).filter(drop)
-    left = left.group_by("document_id").aggregate([("chunk_id", "list")])
+    left = pa.table({"document_id": documents, "chunk_id": parquet.read(columns=["chunk_id"]).column(0)})
+    left = left.filter(drop).group_by("document_id").aggregate([("chunk_id", "list")])
     for doc, chunk_ids in zip(left.column(0).to_pylist(), left.column(1).to_pylist()):
         yield TaggedOutput("stale", (doc, ("chunk_ids", chunk_ids)))
 
 
-def _write_kept(parquet: pq.ParquetFile, drop: Optional[pa.Array], schema: pa.Schema, writer) -> None:
-    """Write ``parquet``'s rows that ``drop`` keeps, row group by row group."""
+class _RowGroups:
+    """Rows gathered across input files into row groups of the size the writers use
+    (:data:`~beam_chunking.transforms._shards.ROWS_PER_GROUP` rows or
+    :data:`~beam_chunking.transforms._shards.BYTES_PER_GROUP`): merged small files would
+    otherwise keep every input's row groups, footers included."""
+
+    def __init__(self, writer: pq.ParquetWriter):
+        self.writer, self.pending, self.rows, self.nbytes = writer, [], 0, 0
+
+    def add(self, table: pa.Table) -> None:
+        self.pending.append(table)
+        self.rows += table.num_rows
+        self.nbytes += table.nbytes
+        if self.rows >= ROWS_PER_GROUP or self.nbytes >= BYTES_PER_GROUP:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            table = pa.concat_tables(self.pending)
+            self.writer.write_table(table, row_group_size=max(1, table.num_rows))
+        self.pending, self.rows, self.nbytes = [], 0, 0
+
+
+def _add_kept(parquet: pq.ParquetFile, drop: Optional[pa.Array], schema: pa.Schema, groups: _RowGroups) -> None:
+    """Add ``parquet``'s rows that ``drop`` keeps to ``groups``, row group by row group."""
     keep = None if drop is None else pc.invert(drop)
     offset = 0
     for i in range(parquet.num_row_groups):
@@ -367,7 +401,7 @@ def _write_kept(parquet: pq.ParquetFile, drop: Optional[pa.Array], schema: pa.Sc
         offset += rows
         if group.num_rows:
             # An older previous file may lack newer nullable columns.
-            writer.write_table(_conform(group, schema))
+            groups.add(_conform(group, schema))
 
 
 def _copy_file(source: str, target: str) -> None:
@@ -481,33 +515,48 @@ def compare(pbegin, read: ReadDocuments, previous: PreviousRun, strategy: Chunke
 def copy_groups(files: List[str]) -> List[Tuple[str, ...]]:
     """A table's previous files as the copy takes them: each alone, unless the table holds
     more than :data:`MERGE_SMALL_FILES` files under :data:`SMALL_FILE_BYTES`; then those are
-    merged, in path order, into files of up to :data:`MERGED_FILE_BYTES`.
+    merged, in path order, into files of up to about :data:`MERGED_FILE_BYTES` and
+    :data:`MERGED_FILES` inputs each.
 
     Each run that processes documents writes their rows to new files, so without merging an
     output re-run every night would gain files for as long as its documents change. A table
     of few files is never rewritten for it: a run with nothing changed still copies each file
-    whole. Sizes are looked up only when the table holds more than :data:`MERGE_SMALL_FILES`
-    files; one that cannot be found is left alone (its copy then reports it).
+    whole. The sizes come from one listing of each folder the files are in, made only for a
+    table of more than :data:`MERGE_SMALL_FILES` files; when it fails, nothing is merged.
     """
     if len(files) <= MERGE_SMALL_FILES:
         return [(path,) for path in files]
-    found = [result.metadata_list for result in FileSystems.match(list(files))]
-    sizes = [metadata[0].size_in_bytes if metadata else None for metadata in found]
-    small = [(path, size) for path, size in zip(files, sizes) if size is not None and size < SMALL_FILE_BYTES]
+    sizes = _sizes(files)
+    small = sorted(path for path in files if sizes.get(path, SMALL_FILE_BYTES) < SMALL_FILE_BYTES)
     if len(small) <= MERGE_SMALL_FILES:
         return [(path,) for path in files]
-    merged = {path for path, _ in small}
+    merged = set(small)
     groups = [(path,) for path in files if path not in merged]
     group: List[str] = []
     total = 0
-    for path, size in sorted(small):
-        if group and total + size > MERGED_FILE_BYTES:
+    for path in small:
+        if group and (total + sizes[path] > MERGED_FILE_BYTES or len(group) == MERGED_FILES):
             groups.append(tuple(group))
             group, total = [], 0
         group.append(path)
-        total += size
+        total += sizes[path]
     groups.append(tuple(group))
     return groups
+
+
+def _sizes(files: List[str]) -> Dict[str, int]:
+    """``path -> bytes`` of ``files``, from one listing per folder (an object store lists
+    sizes a thousand at a time; asking per file would cost two requests each). Empty when a
+    folder cannot be listed, or its name would be read as a pattern."""
+    folders = sorted({posixpath.dirname(path) for path in files})
+    if any(is_glob(folder) for folder in folders):
+        return {}
+    try:
+        results = FileSystems.match([f"{folder}/*" for folder in folders])
+    except Exception:  # merging is an optimisation: without sizes the files are copied alone
+        return {}
+    wanted = set(files)
+    return {m.path: m.size_in_bytes for r in results for m in r.metadata_list if m.path in wanted}
 
 
 def copy_unchanged(pbegin, previous: PreviousRun, stale, folders: Dict[str, str], schemas: Dict[str, pa.Schema],

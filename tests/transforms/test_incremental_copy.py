@@ -107,3 +107,28 @@ def test_merged_files_become_one_file_without_the_rows_that_go(tmp_path):
     assert [(r["chunk_id"], r["text"]) for r in kept] == [(r["chunk_id"], r["text"]) for r in rows
                                                           if r["document_id"] in "ad"]
     assert list(fn.process(("chunks", (first, second)), []))[0].path != ref.path  # nothing goes: merged anew
+
+
+def test_a_group_takes_at_most_so_many_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(incremental, "MERGED_FILES", 4)
+    paths = sized_files(tmp_path, [10] * 10)
+    assert incremental.copy_groups(paths) == [tuple(paths[0:4]), tuple(paths[4:8]), tuple(paths[8:10])]
+
+
+def test_without_sizes_nothing_is_merged(tmp_path):
+    folder = tmp_path / "run[1]"  # a folder name that a listing would read as a pattern
+    folder.mkdir()
+    paths = sized_files(folder, [10] * 10)
+    assert incremental.copy_groups(paths) == [(p,) for p in paths]
+
+
+def test_a_merged_file_has_row_groups_of_the_writers_size_not_one_per_input(tmp_path):
+    paths = []
+    for i in range(30):
+        paths.append(str(tmp_path / f"small-{i:02d}.parquet"))
+        chunks_file(paths[-1], [f"d{i:02d}"], rows_per_group=1)  # two row groups of one row each
+    fn = incremental._CopyUnchangedFn({"chunks": str(tmp_path / "new")}, SCHEMAS, "zstd")
+    (ref,) = [o for o in fn.process(("chunks", tuple(paths)), ["d07"]) if isinstance(o, ShardRef)]
+    merged = pq.ParquetFile(ref.path)
+    assert merged.num_row_groups == 1 and merged.metadata.num_rows == 58
+    assert sum(os.path.getsize(p) for p in paths) > 10 * os.path.getsize(ref.path)
