@@ -10,6 +10,10 @@ from setuptools import find_packages, setup
 CORE = [
     # Beam 2.77 caps pyarrow below 26 and numpy below 2.5; keep inside its caps.
     "apache-beam==2.77.0",
+    # Beam warns on import when apitools is missing, through logging.warning, whose implicit
+    # set-up then prints every INFO line of each local worker process to stderr. The small
+    # client alone (Beam's gcp extra pins the same version) keeps runs quiet.
+    "google-apitools>=0.5.31,<0.5.32",
     "pyarrow>=14,<26",
     "numpy>=1.24,<2.5",
     "tiktoken>=0.7",

@@ -79,13 +79,6 @@ def _fail(message: str, code: int = EXIT_USAGE) -> int:
     return code
 
 
-def _without_gcp_notice(record: logging.LogRecord) -> bool:
-    # Beam warns on import when its Google Cloud clients (the gcp extra) are not installed;
-    # a job without gs:// paths or Dataflow misses nothing, and one with them is refused
-    # with a line naming the extra.
-    return not record.getMessage().startswith("apitools not found")
-
-
 def _run(rest: List[str], debug: bool) -> int:
     if "-h" in rest or "--help" in rest:
         print(RUN_HELP, end="")
@@ -94,7 +87,6 @@ def _run(rest: List[str], debug: bool) -> int:
     logging.getLogger("beam_chunking").setLevel(logging.INFO)
     # Beam's DaskRunner warns once per source partition that its default partition size changed.
     logging.getLogger("apache_beam.runners.dask.transform_evaluator").setLevel(logging.ERROR)
-    logging.getLogger().addFilter(_without_gcp_notice)
     from beam_chunking.pipelines.flags import check_flags
     from beam_chunking.pipelines.run import run
 

@@ -345,6 +345,9 @@ def read_spec_file(path: str) -> Dict[str, Any]:
             with open(path, encoding="utf-8") as f:
                 data = yaml.safe_load(f)
         else:  # gs:// and any other Beam filesystem
+            from beam_chunking.transforms.read import require_filesystem
+
+            require_filesystem(path)
             with FileSystems.open(path) as f:
                 data = yaml.safe_load(f.read().decode("utf-8"))
     except OSError as exc:

@@ -23,6 +23,8 @@ from beam_chunking.errors import NotARegularFile, SkippedInput
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"))
 _BEFORE_WILDCARD = re.compile(r"^[^[*?]*")
+
+
 def is_glob(pattern: str) -> bool:
     """Whether ``pattern`` has a wildcard (``*``, ``?`` or ``[``), as Beam's match reads it."""
     return _BEFORE_WILDCARD.match(pattern).group(0) != pattern

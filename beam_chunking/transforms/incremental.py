@@ -398,9 +398,11 @@ class _RowGroups:
 
 def _add_kept(parquet: pq.ParquetFile, drop: Optional[pa.Array], schema: pa.Schema, groups: _RowGroups) -> None:
     """Add ``parquet``'s rows that ``drop`` keeps to ``groups``, row group by row group."""
-    import pyarrow.compute as pc  # see _dropped
+    keep = None
+    if drop is not None:
+        import pyarrow.compute as pc  # see _dropped
 
-    keep = None if drop is None else pc.invert(drop)
+        keep = pc.invert(drop)
     offset = 0
     for i in range(parquet.num_row_groups):
         group = parquet.read_row_group(i)

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import apache_beam as beam
 from apache_beam.io import fileio
-from apache_beam.io.filesystem import FileMetadata
+from apache_beam.io.filesystem import BeamIOError, FileMetadata
 from apache_beam.io.filesystems import FileSystems
 
 from beam_chunking.errors import MissingExtra
@@ -101,21 +101,21 @@ _STORE_EXTRAS = {"gs": "gcp"}
 
 
 def require_filesystem(path: str) -> None:
-    """Refuse a path or pattern whose scheme (``gs://`` ...) has no filesystem installed.
+    """Refuse a ``gs://`` path or pattern when the filesystem for it is not installed.
 
     Raises:
         MissingExtra: naming the path and the extra that brings the filesystem (Beam's own
             error names Beam's extras, not this package's).
     """
     scheme = FileSystems.get_scheme(path)
-    if scheme is None:
+    extra = _STORE_EXTRAS.get(scheme) if scheme else None
+    if extra is None:  # local, or a store whose errors Beam reports well enough
         return
     try:
         FileSystems.get_filesystem(path)
-    except ValueError:  # Beam's "Unable to get filesystem from specified path"
-        extra = _STORE_EXTRAS.get(scheme)
-        how = f'pip install "beam-chunking[{extra}]"' if extra else "install the Beam filesystem for it"
-        raise MissingExtra(f"{path}: {scheme}:// paths need their filesystem, which is not installed: {how}") from None
+    except (ValueError, BeamIOError):  # "Unable to get filesystem from specified path"
+        raise MissingExtra(f'{path}: {scheme}:// paths need the {extra} extra: pip install "beam-chunking[{extra}]"') \
+            from None
 
 
 def read_upto(read: Callable[[int], bytes], first: int, most: int) -> bytes:

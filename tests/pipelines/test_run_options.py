@@ -62,13 +62,13 @@ def test_dataflow_workers_get_this_checkout_when_nothing_installs_it():
 
 
 # Runs the command line in a fresh interpreter where Beam's Google Cloud clients cannot be
-# imported, as after an install without the gcp extra.
+# imported, as after an install without the gcp extra (apitools is in the core install).
 _WITHOUT_GCP = """
 import sys
 
 class WithoutGcp:
     def find_spec(self, name, path=None, target=None):
-        if name == "apitools" or name.startswith(("apitools.", "google.cloud")):
+        if name.startswith("google.cloud"):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
 sys.meta_path.insert(0, WithoutGcp())
@@ -82,7 +82,10 @@ console_main()
 
 @pytest.mark.parametrize("args", [["--input", "gs://bucket/in/*", "--output", "OUT"],
                                   ["--input", f"{ROOT}/examples/*", "--output", "gs://bucket/out"],
-                                  ["--input", f"{ROOT}/examples/*", "--output", "OUT", *DATAFLOW]])
+                                  ["--input", f"{ROOT}/examples/*", "--output", "OUT", *DATAFLOW],
+                                  ["--config", "gs://bucket/spec.yaml"],
+                                  ["--input", f"{ROOT}/examples/*", "--output", "OUT", "--strategy", "proposition",
+                                   "--llm-model", "m", "--llm-cache", "gs://bucket/answers"]])
 def test_gs_paths_and_dataflow_without_the_gcp_extra_name_it(tmp_path, args):
     import subprocess
     import sys
@@ -94,3 +97,10 @@ def test_gs_paths_and_dataflow_without_the_gcp_extra_name_it(tmp_path, args):
     assert done.returncode == 2 and len(err) == 1, done.stderr
     assert 'pip install "beam-chunking[gcp]"' in err[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_only_stores_with_an_extra_are_checked_here():
+    from beam_chunking.transforms.read import require_filesystem
+
+    for path in ("/local/x", "hdfs://host/path/*", "gs://bucket/x"):  # gs:// has its extra in the tests
+        assert require_filesystem(path) is None

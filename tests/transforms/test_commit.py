@@ -161,3 +161,12 @@ def test_the_emptiness_check_looks_at_every_depth(tmp_path):
     deep.write_text("mine")
     with pytest.raises(OutputExistsError, match="f.txt"):
         WriteChunkTable(str(tmp_path / "out")).plan()
+
+
+def test_read_table_reads_the_columns_asked_for_and_names_one_that_is_missing(tmp_path):
+    out, run_id = str(tmp_path), new_run_id()
+    commit(out, run_id, [document_file(out, run_id, ["a", "b"])], SCHEMAS, "zstd")
+    assert read_table(out, "documents", columns=["uri", "status"]).to_pydict() == {
+        "uri": ["a.txt", "b.txt"], "status": ["ok", "ok"]}
+    with pytest.raises(ValueError, match="part-a.parquet: no column statsu"):
+        read_table(out, "documents", columns=["uri", "statsu"])
