@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, List, Mapping, Optional, Tuple
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.llm.config import LLMConfig
@@ -134,3 +134,22 @@ def with_llm(strategy: Any, llm: LLMConfig) -> Any:
             if new is not value:
                 changes[f.name] = new
     return dataclasses.replace(strategy, **changes) if changes else strategy
+
+
+def llm_configs(strategy: Any) -> List[LLMConfig]:
+    """Every :class:`~beam_chunking.llm.LLMConfig` that ``strategy`` and the strategies
+    inside it (routes, refinements, parent and child sides, as :func:`with_llm` walks them)
+    call a model with."""
+    if isinstance(strategy, Router):
+        inner = [*strategy.routes.values(), *([strategy.default] if strategy.default is not None else [])]
+        return [llm for s in inner for llm in llm_configs(s)]
+    if not dataclasses.is_dataclass(strategy):
+        return []
+    found: List[LLMConfig] = []
+    for f in dataclasses.fields(strategy):
+        value = getattr(strategy, f.name)
+        if isinstance(value, LLMConfig):
+            found.append(value)
+        elif isinstance(value, Chunker):
+            found += llm_configs(value)
+    return found

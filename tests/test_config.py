@@ -1,5 +1,5 @@
 """JobConfig: the job's chat model reaches every strategy that names none, however nested."""
-from beam_chunking.config import JobConfig
+from beam_chunking.config import JobConfig, llm_configs
 from beam_chunking.llm import LLMConfig
 from beam_chunking.refiners import Refined, Sanitiser
 from beam_chunking.strategies import ParentChildChunker, PropositionChunker, RecursiveChunker, Router
@@ -18,3 +18,14 @@ def test_the_job_llm_fills_strategies_that_name_none_and_keeps_their_own():
     assert job.strategy.default.llm.model == "job-model"
     assert JobConfig.of(strategy=RecursiveChunker(), llm={"model": "m"}).strategy == RecursiveChunker()
     assert JobConfig.of(strategy=PropositionChunker()).strategy.llm is None  # no job llm: defaults later
+
+
+def test_every_chat_model_inside_a_strategy_is_found():
+    own = LLMConfig(model="dedicated", cache="gs://bucket/answers")
+    strategy = Router({"text/markdown": PropositionChunker(llm=own),
+                       "text/plain": Refined(ParentChildChunker(child=PropositionChunker()), Sanitiser())},
+                      default=RecursiveChunker())
+    job = JobConfig.of(strategy=strategy, llm={"model": "job-model"})
+    assert sorted(llm.model for llm in llm_configs(job.strategy)) == ["dedicated", "job-model"]
+    assert [llm.cache for llm in llm_configs(job.strategy) if llm.model == "dedicated"] == ["gs://bucket/answers"]
+    assert llm_configs(RecursiveChunker()) == []

@@ -1,7 +1,6 @@
 """Build and run the chunk-documents pipeline from options or a spec, and summarise it."""
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import os
 import re
@@ -17,10 +16,7 @@ from apache_beam.options.pipeline_options import (GoogleCloudOptions, PipelineOp
 from beam_chunking.errors import ConfigError, MissingExtra
 from beam_chunking.pipelines.options import ChunkingOptions, llm_flag_values, strategy_flag_values
 from beam_chunking.pipelines.spec import content_type_items, option_items, option_value, parse_spec, read_spec_file
-from beam_chunking.config import JobConfig
-from beam_chunking.llm.config import LLMConfig
-from beam_chunking.strategies import Router
-from beam_chunking.strategies.base import Chunker
+from beam_chunking.config import JobConfig, llm_configs
 from beam_chunking.transforms import ChunkFiles
 from beam_chunking.transforms.lease import release_held
 from beam_chunking.transforms.read import require_filesystem
@@ -254,31 +250,15 @@ def _run_watched(pipeline: beam.Pipeline, options: PipelineOptions, spec: JobCon
         raise failure[0]
 
 
-def _llm_caches(strategy: Any) -> List[str]:
-    """The answer-cache locations of the chat models that ``strategy`` (and the strategies
-    inside it: routes, refinements, parent and child sides) calls."""
-    if isinstance(strategy, Router):
-        inner = [*strategy.routes.values(), *([strategy.default] if strategy.default is not None else [])]
-        return [c for s in inner for c in _llm_caches(s)]
-    if not dataclasses.is_dataclass(strategy):
-        return []
-    found = []
-    for f in dataclasses.fields(strategy):
-        value = getattr(strategy, f.name)
-        if isinstance(value, LLMConfig) and isinstance(value.cache, str):
-            found.append(value.cache)
-        elif isinstance(value, Chunker):
-            found += _llm_caches(value)
-    return found
-
-
 def check_paths(spec: JobConfig) -> None:
     """Fail before any work on inputs that match nothing and on an output that is a file.
 
     Raises:
         ConfigError: naming the pattern or the path, with what to do instead.
+        MissingExtra: a ``gs://`` input, output or answer cache without the ``gcp`` extra.
     """
-    for path in (*spec.input, spec.output, *_llm_caches(spec.strategy)):
+    caches = [llm.cache for llm in llm_configs(spec.strategy) if isinstance(llm.cache, str)]
+    for path in (*spec.input, spec.output, *caches):
         require_filesystem(path)
     for pattern in spec.input:
         local = FileSystems.get_scheme(pattern) is None
