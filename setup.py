@@ -67,7 +67,8 @@ MINILM = [
 REPORT = ["matplotlib>=3.7"]
 
 # gs:// inputs and outputs and the Dataflow runner: Beam's Google Cloud clients. Beam imports
-# them when it is imported, if they are installed: a third or more of its import time.
+# them when it is imported, if they are installed: about a quarter of its import time, as
+# measured in bench/README.md ("Start-up without the Google Cloud clients").
 GCP = ["apache-beam[gcp]==2.77.0"]
 
 # Beam's DaskRunner and dask.distributed, to run on a Dask cluster (local, Kubernetes, YARN, HPC).

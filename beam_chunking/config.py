@@ -147,6 +147,8 @@ def llm_configs(strategy: Any) -> List[LLMConfig]:
         return []
     found: List[LLMConfig] = []
     for f in dataclasses.fields(strategy):
+        if not f.init:  # derived state, as with_llm skips it
+            continue
         value = getattr(strategy, f.name)
         if isinstance(value, LLMConfig):
             found.append(value)

@@ -10,8 +10,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import (GoogleCloudOptions, PipelineOptions, SetupOptions, StandardOptions,
-                                                  WorkerOptions)
+from apache_beam.options.pipeline_options import (DirectOptions, GoogleCloudOptions, PipelineOptions, SetupOptions,
+                                                  StandardOptions, WorkerOptions)
 
 from beam_chunking.errors import ConfigError, MissingExtra
 from beam_chunking.pipelines.options import ChunkingOptions, llm_flag_values, strategy_flag_values
@@ -62,10 +62,10 @@ def resolve_runner(options: PipelineOptions) -> str:
         runner = RUNNER_ALIASES.get(runner, runner)
     standard.runner = runner
     name = runner if isinstance(runner, str) else type(runner).__name__
-    if name.endswith("DaskRunner") and importlib.util.find_spec("distributed") is None:
+    if name.endswith("DaskRunner") and not _installed("distributed"):
         raise MissingExtra('--runner DaskRunner needs dask.distributed: pip install "beam-chunking[dask]"')
     if name.endswith("DataflowRunner"):
-        if not all(_installed(m) for m in ("apitools", "google.cloud.storage")):
+        if not _installed("google.cloud.storage"):  # what the gcp extra adds (apitools is in the core)
             raise MissingExtra(f"--runner {name} needs Beam's Google Cloud clients: pip install \"beam-chunking[gcp]\"")
         cloud = options.view_as(GoogleCloudOptions)
         missing = [f"{flag} ({what})" for attr, flag, what in DATAFLOW_REQUIRED if not getattr(cloud, attr)]
@@ -236,8 +236,8 @@ def _run_watched(pipeline: beam.Pipeline, options: PipelineOptions, spec: JobCon
         except BaseException as exc:  # handed to the caller's thread below
             failure.append(exc)
 
-    runner = options.get_all_options()["runner"]
-    in_process = runner == LOCAL_RUNNER and options.get_all_options().get("direct_running_mode") != "multi_processing"
+    runner = options.view_as(StandardOptions).runner  # views: parsing every option again costs more
+    in_process = runner == LOCAL_RUNNER and options.view_as(DirectOptions).direct_running_mode != "multi_processing"
     # Totals need a full listing; only the in-process runner can show progress against them,
     # and a launch for a remote runner should not list a whole bucket.
     totals = matched_totals(spec.input, spec.exclude) if in_process else None

@@ -16,13 +16,36 @@ import re
 import stat
 from typing import Iterable, Optional, Sequence, Tuple
 
+from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
-from beam_chunking.errors import NotARegularFile, SkippedInput
+from beam_chunking.errors import MissingExtra, NotARegularFile, SkippedInput
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"))
 _BEFORE_WILDCARD = re.compile(r"^[^[*?]*")
+
+
+#: The extra that installs each object store's filesystem for Beam.
+_STORE_EXTRAS = {"gs": "gcp"}
+
+
+def require_filesystem(path: str) -> None:
+    """Refuse a ``gs://`` path or pattern when the filesystem for it is not installed.
+
+    Raises:
+        MissingExtra: naming the path and the extra that brings the filesystem (Beam's own
+            error names Beam's extras, not this package's).
+    """
+    scheme = FileSystems.get_scheme(path)
+    extra = _STORE_EXTRAS.get(scheme) if scheme else None
+    if extra is None:  # local, or a store whose errors Beam reports well enough
+        return
+    try:
+        FileSystems.get_filesystem(path)
+    except (ValueError, BeamIOError):  # "Unable to get filesystem from specified path"
+        raise MissingExtra(f'{path}: {scheme}:// paths need the {extra} extra: pip install "beam-chunking[{extra}]"') \
+            from None
 
 
 def is_glob(pattern: str) -> bool:

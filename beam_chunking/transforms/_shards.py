@@ -182,8 +182,11 @@ def _documents_and_chunks(files: _TableFiles, element: Rows):
         yield from files.add("changes", element.change)
 
 
-class WriteBundleShardsFn(LeanDoFn):
-    """Write each bundle's rows to one file per table; yield each file's ref when it opens."""
+class BundleFilesFn(LeanDoFn):
+    """A DoFn that writes one file per table per bundle (``self._files``, a
+    :class:`_TableFiles`): opened as the bundle starts, closed as it finishes, and aborted
+    (removed) when the bundle fails, so a failed bundle's files never take space until the
+    sweep."""
 
     def __init__(self, folders: Dict[str, str], schemas: Dict[str, pa.Schema], codec: str):
         self.folders, self.schemas, self.codec = folders, schemas, codec
@@ -191,16 +194,20 @@ class WriteBundleShardsFn(LeanDoFn):
     def start_bundle(self):
         self._files = _TableFiles(self.folders, self.schemas, self.codec, None)
 
-    def process(self, element: Rows):
-        yield from self._files.added(element)
-
     def finish_bundle(self):
         self._files.close()
 
     def teardown(self):
         files = getattr(self, "_files", None)
-        if files is not None:  # a bundle that failed in another step of the fused stage
+        if files is not None:  # a bundle that failed (here, or in another step of its stage)
             files.abort()
+
+
+class WriteBundleShardsFn(BundleFilesFn):
+    """Write each bundle's rows to one file per table; yield each file's ref when it opens."""
+
+    def process(self, element: Rows):
+        yield from self._files.added(element)
 
 
 class WriteKeyedShardsFn(LeanDoFn):

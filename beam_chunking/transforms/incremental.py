@@ -36,7 +36,6 @@ when nothing changed. So an incremental run cannot promise a fixed file count, a
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import os
@@ -62,7 +61,7 @@ from beam_chunking.strategies.base import Chunker
 from beam_chunking.transforms._common import LeanDoFn, NAMESPACE, Values
 from beam_chunking.transforms._files import is_glob
 from beam_chunking.transforms._runners import mixes_tagged_outputs, reshuffle_is_noop
-from beam_chunking.transforms._shards import BYTES_PER_GROUP, ROWS_PER_GROUP, ShardRef, _TableFiles
+from beam_chunking.transforms._shards import BundleFilesFn, ShardRef, _Buffer, _ShardWriter
 from beam_chunking.transforms.manifest import MANIFEST, read_manifest, table_files
 from beam_chunking.transforms.progress import PROGRESS
 from beam_chunking.transforms.read import MatchFn, ReadDocuments, _ReadFn
@@ -194,7 +193,7 @@ class _SourcesFn(LeanDoFn):
 
 
 @beam.typehints.with_output_types(Any)  # declared: not inferred from the bytecode at build
-class _CompareFn(LeanDoFn):
+class _CompareFn(BundleFilesFn):
     """A document's file and previous row -> its change; the document itself (or its read
     failure) when it must be processed. The changes rows of new and unchanged documents are
     written here, one file per bundle (an output per document would cost the runner more
@@ -204,25 +203,14 @@ class _CompareFn(LeanDoFn):
     previous rows are the ones not copied)."""
 
     def __init__(self, reader: _ReadFn, strategy: Chunker, same_options: bool, changes_folder: str, codec: str):
+        super().__init__({"changes": changes_folder}, {"changes": CHANGES_SCHEMA}, codec)
         self.reader = reader
         self.strategy = strategy
         self.same_options = same_options
-        self.changes_folder, self.codec = changes_folder, codec
         self.counters = {c: beam.metrics.Metrics.counter(NAMESPACE, f"documents_{c}") for c in CHANGES}
 
     def setup(self):
         self._fingerprints: Dict[int, Tuple[Chunker, str]] = {}
-
-    def start_bundle(self):
-        self._files = _TableFiles({"changes": self.changes_folder}, {"changes": CHANGES_SCHEMA}, self.codec, None)
-
-    def finish_bundle(self):
-        self._files.close()
-
-    def teardown(self):
-        files = getattr(self, "_files", None)
-        if files is not None:  # a bundle that failed: its file is never published
-            files.abort()
 
     def _fingerprint(self, document: Document) -> Optional[str]:
         try:  # a router picks by content type, which is known before parsing
@@ -314,55 +302,54 @@ class _CopyUnchangedFn(LeanDoFn):
     def process(self, item: Tuple[str, Tuple[str, ...]], stale):
         table, paths = item
         ids = self._value_set(stale)
-        schema = self.schemas[table]
         target = f"{self.folders[table]}/part-copy-{uuid.uuid4().hex}.parquet"
-        kept, whole = 0, None
-        with contextlib.ExitStack() as output:
-            groups = None
+        buffer, writer, kept = _Buffer(self.schemas[table]), None, 0
+        try:
             for path in paths:
                 with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
                     parquet = pq.ParquetFile(f)
-                    documents, drop = _dropped(parquet, ids)
-                    if drop is not None and table == "chunks":
+                    documents, drop, dropped = _dropped(parquet, ids)
+                    if dropped and table == "chunks":
                         yield from _left_behind(parquet, documents, drop)
-                    rows = parquet.metadata.num_rows - (_count(drop) if drop is not None else 0)
+                    rows = parquet.metadata.num_rows - dropped
+                    kept += rows
                     if not rows:
                         continue
-                    kept += rows
-                    if (len(paths) == 1 and drop is None and parquet.schema_arrow.equals(schema)
-                            and parquet.metadata.row_group(0).column(0).compression == _PARQUET_CODECS[self.codec]):
-                        whole = path  # byte for byte: nothing to decode or encode
+                    if len(paths) == 1 and not dropped and self._same_layout(parquet, table):
+                        _copy_file(path, target)  # byte for byte: nothing to decode or encode
                         continue
-                    if groups is None:
-                        out = output.enter_context(FileSystems.create(target))
-                        groups = _RowGroups(output.enter_context(pq.ParquetWriter(out, schema, compression=self.codec)))
-                    _add_kept(parquet, drop, schema, groups)
-            if groups is not None:
-                groups.flush()
-        if not kept:
-            return
-        if whole is not None:
-            _copy_file(whole, target)
-        self.copied.inc(kept)
-        yield ShardRef(table, target)
+                    writer = writer or _ShardWriter(target, buffer.schema, self.codec)
+                    _add_kept(parquet, drop if dropped else None, buffer, writer)
+            if writer is not None:
+                rest = buffer.take()
+                if rest is not None:
+                    writer.write(rest)
+                writer.close()
+        except BaseException:
+            if writer is not None:
+                writer.abort()  # a failed bundle's file takes no space until the sweep
+            raise
+        if kept:
+            self.copied.inc(kept)
+            yield ShardRef(table, target)
+
+    def _same_layout(self, parquet: pq.ParquetFile, table: str) -> bool:
+        """Whether ``parquet`` has this run's schema and codec (so it can be taken whole)."""
+        return (parquet.schema_arrow.equals(self.schemas[table])
+                and parquet.metadata.row_group(0).column(0).compression == _PARQUET_CODECS[self.codec])
 
 
-def _dropped(parquet: pq.ParquetFile, ids: pa.Array) -> Tuple[Optional[pa.Array], Optional[pa.Array]]:
-    """``(document_id column, mask of the rows whose document is in ids)``; the mask is
-    ``None`` when no row's is (and nothing is read when ``ids`` is empty)."""
+def _dropped(parquet: pq.ParquetFile, ids: pa.Array) -> Tuple[Optional[pa.Array], Optional[pa.Array], int]:
+    """``(document_id column, mask of the rows whose document is in ids, their count)``;
+    nothing is read when ``ids`` is empty."""
     if not len(ids):
-        return None, None
-    import pyarrow.compute as pc  # here: importing it costs every run 60-75 ms of start-up
+        return None, None, 0
+    # Here, not at the top: a run that filters no rows never pays its import (bench/README).
+    import pyarrow.compute as pc
 
     documents = parquet.read(columns=["document_id"]).column(0)
     drop = pc.is_in(documents, value_set=ids)
-    return documents, (drop if pc.any(drop).as_py() else None)
-
-
-def _count(mask) -> int:
-    import pyarrow.compute as pc  # see _dropped
-
-    return pc.sum(mask).as_py() or 0
+    return documents, drop, pc.sum(drop).as_py() or 0
 
 
 def _left_behind(parquet: pq.ParquetFile, documents: pa.Array, drop: pa.Array):
@@ -373,31 +360,10 @@ def _left_behind(parquet: pq.ParquetFile, documents: pa.Array, drop: pa.Array):
         yield TaggedOutput("stale", (doc, ("chunk_ids", chunk_ids)))
 
 
-class _RowGroups:
-    """Rows gathered across input files into row groups of the size the writers use
-    (:data:`~beam_chunking.transforms._shards.ROWS_PER_GROUP` rows or
-    :data:`~beam_chunking.transforms._shards.BYTES_PER_GROUP`): merged small files would
-    otherwise keep every input's row groups, footers included."""
-
-    def __init__(self, writer: pq.ParquetWriter):
-        self.writer, self.pending, self.rows, self.nbytes = writer, [], 0, 0
-
-    def add(self, table: pa.Table) -> None:
-        self.pending.append(table)
-        self.rows += table.num_rows
-        self.nbytes += table.nbytes
-        if self.rows >= ROWS_PER_GROUP or self.nbytes >= BYTES_PER_GROUP:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.pending:
-            table = pa.concat_tables(self.pending)
-            self.writer.write_table(table, row_group_size=max(1, table.num_rows))
-        self.pending, self.rows, self.nbytes = [], 0, 0
-
-
-def _add_kept(parquet: pq.ParquetFile, drop: Optional[pa.Array], schema: pa.Schema, groups: _RowGroups) -> None:
-    """Add ``parquet``'s rows that ``drop`` keeps to ``groups``, row group by row group."""
+def _add_kept(parquet: pq.ParquetFile, drop: Optional[pa.Array], buffer: _Buffer, writer: _ShardWriter) -> None:
+    """Write ``parquet``'s rows that ``drop`` keeps through ``buffer``, in row groups of the
+    size the bundle writers use: merged small files would otherwise keep every input's row
+    groups, footers included."""
     keep = None
     if drop is not None:
         import pyarrow.compute as pc  # see _dropped
@@ -412,7 +378,10 @@ def _add_kept(parquet: pq.ParquetFile, drop: Optional[pa.Array], schema: pa.Sche
         offset += rows
         if group.num_rows:
             # An older previous file may lack newer nullable columns.
-            groups.add(_conform(group, schema))
+            for batch in _conform(group, buffer.schema).to_batches():
+                buffer.add(batch)
+                if buffer.full:
+                    writer.write(buffer.take())
 
 
 def _copy_file(source: str, target: str) -> None:
@@ -436,20 +405,14 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-class _WriteChangesFn(LeanDoFn):
+class _WriteChangesFn(BundleFilesFn):
     """Changes-table rows -> one file per bundle (its ref yielded when it opens)."""
 
     def __init__(self, folder: str, codec: str):
-        self.folder, self.codec = folder, codec
-
-    def start_bundle(self):
-        self._files = _TableFiles({"changes": self.folder}, {"changes": CHANGES_SCHEMA}, self.codec, None)
+        super().__init__({"changes": folder}, {"changes": CHANGES_SCHEMA}, codec)
 
     def process(self, row: dict):
         yield from self._files.add("changes", row)
-
-    def finish_bundle(self):
-        self._files.close()
 
 
 class _AsPairs(LeanDoFn):

@@ -24,6 +24,8 @@ from typing import Dict, List, Optional
 
 from apache_beam.io.filesystems import FileSystems
 
+from beam_chunking.transforms._files import require_filesystem
+
 #: The manifest's file name inside the output folder.
 MANIFEST = "_manifest.json"
 #: The tables every output holds (``parents`` is empty unless a strategy makes parents;
@@ -67,8 +69,6 @@ def read_manifest(output: str) -> Optional[dict]:
     Raises:
         ValueError: The manifest exists but is not valid JSON with a ``tables`` mapping.
     """
-    from beam_chunking.transforms.read import require_filesystem  # read's own imports need this module
-
     require_filesystem(output)
     path = f"{output.rstrip('/')}/{MANIFEST}"
     try:
@@ -132,7 +132,7 @@ def _read_file(path: str, data, columns: Optional[List[str]]):
             raise ValueError(f"{path}: no column {', '.join(missing)} (it has {', '.join(names)})")
         return pq.read_table(data, columns=columns)  # a nested field's path ('metadata.k')
     # One file's own reader: pq.read_table goes through pyarrow.dataset, whose import (with
-    # pyarrow.compute) costs 60-75 ms, a tenth of a small run's start-up.
+    # pyarrow.compute) took 60-75 ms, as measured in bench/README.md (start-up).
     return parquet.read(columns=columns)
 
 

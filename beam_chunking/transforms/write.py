@@ -23,6 +23,7 @@ from beam_chunking.schema import (COMPRESSIONS, CHANGES_SCHEMA, CHUNKS_SCHEMA, D
                                   chunk_batch, chunk_rows, document_row)
 from beam_chunking.rowcheck import check_rows
 from beam_chunking.transforms._commit import commit, discard, sweep
+from beam_chunking.transforms._files import require_filesystem
 from beam_chunking.transforms._common import LeanDoFn, StageFn, Values
 from beam_chunking.transforms.fused import MapFn
 from beam_chunking.transforms._runners import nests_side_inputs
@@ -30,7 +31,6 @@ from beam_chunking.transforms._shards import Rows, ShardRef, WriteBundleShardsFn
 from beam_chunking.transforms.lease import LEASE, acquire, held_run, release_held, takes_lease
 from beam_chunking.transforms.manifest import TABLES, basename, new_run_id, run_folder
 from beam_chunking.transforms.progress import PROGRESS
-from beam_chunking.transforms.read import require_filesystem
 from beam_chunking.transforms.records import ChunkedDocument, Failure, Stage
 
 _LOG = logging.getLogger(__name__)
@@ -253,7 +253,7 @@ class WriteChunkTable(beam.PTransform):
         if nests_side_inputs(pipeline.runner):
             # The reports are shuffled onto one key instead; a sentinel makes the group
             # exist (and the commit run) when no document came at all.
-            nothing = pipeline | "NoFile" >> beam.Create([_NOTHING], reshuffle=False)
+            nothing = pipeline | "NoFile" >> Values([_NOTHING])
             return ((*sources, nothing)
                     | "AllReportedFiles" >> beam.Flatten()
                     | "OneKey" >> beam.Map(lambda ref: (0, ref))

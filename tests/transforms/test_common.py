@@ -22,11 +22,15 @@ class _Stateful(LeanDoFn):
     def helper(self):
         return 1
 
+    def display_data(self):  # an inherited name, overridden: hidden like the original
+        return {}
+
 
 def test_a_lean_dofn_lists_its_own_and_lifecycle_methods_only():
     names = set(dir(_Stateful()))
     assert {"process", "setup", "start_bundle", "finish_bundle", "teardown", "ring", "helper"} <= names
     assert not names & {"to_runner_api", "default_label", "display_data", "infer_output_type", "with_input_types"}
+    assert _Stateful().display_data() == {}  # still there to call
     assert set(dir(beam.DoFn())) > names - {"ring", "helper", "COUNT", "ALARM"}
 
 

@@ -3,6 +3,7 @@ import errno
 import os
 
 import pyarrow as pa
+import pytest
 import pyarrow.parquet as pq
 from apache_beam.pvalue import TaggedOutput
 
@@ -45,7 +46,8 @@ def test_a_file_with_nothing_to_leave_out_is_linked_whole(tmp_path):
     chunks_file(path, ["a", "b"], rows_per_group=2)
     refs, left = copy(tmp_path, path, ["zz"])  # a document that goes, with no row in this file
     assert left == [] and os.path.samefile(refs[0].path, path)
-    assert copy(tmp_path, path, [])[0][0].path != refs[0].path  # nothing changed: linked again, anew
+    (again,), nothing_left = copy(tmp_path, path, [])  # nothing changed: linked again, without reading a row
+    assert nothing_left == [] and os.path.samefile(again.path, path) and again.path != refs[0].path
 
 
 def test_a_refused_link_falls_back_to_a_copy(tmp_path, monkeypatch):
@@ -106,7 +108,8 @@ def test_merged_files_become_one_file_without_the_rows_that_go(tmp_path):
     kept = pq.read_table(ref.path).to_pylist()
     assert [(r["chunk_id"], r["text"]) for r in kept] == [(r["chunk_id"], r["text"]) for r in rows
                                                           if r["document_id"] in "ad"]
-    assert list(fn.process(("chunks", (first, second)), []))[0].path != ref.path  # nothing goes: merged anew
+    (whole,) = fn.process(("chunks", (first, second)), [])  # nothing goes: merged all the same
+    assert not os.path.samefile(whole.path, first) and pq.read_table(whole.path).num_rows == len(rows)
 
 
 def test_a_group_takes_at_most_so_many_files(tmp_path, monkeypatch):
@@ -132,3 +135,36 @@ def test_a_merged_file_has_row_groups_of_the_writers_size_not_one_per_input(tmp_
     merged = pq.ParquetFile(ref.path)
     assert merged.num_row_groups == 1 and merged.metadata.num_rows == 58
     assert sum(os.path.getsize(p) for p in paths) > 10 * os.path.getsize(ref.path)
+
+
+def test_nothing_changed_reads_no_column(tmp_path, monkeypatch):
+    path = str(tmp_path / "old.parquet")
+    chunks_file(path, ["a", "b"], rows_per_group=2)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a column was read")
+
+    monkeypatch.setattr(pq.ParquetFile, "read", refuse)
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", refuse)
+    (ref,), _ = copy(tmp_path, path, [])
+    assert os.path.samefile(ref.path, path)
+
+
+def test_a_failed_size_listing_merges_nothing(tmp_path, monkeypatch):
+    paths = sized_files(tmp_path, [10] * 10)
+
+    def fail(patterns):
+        raise OSError("the store is unreachable")
+
+    monkeypatch.setattr(incremental.FileSystems, "match", fail)
+    assert incremental.copy_groups(paths) == [(p,) for p in paths]
+
+
+def test_a_failed_merge_leaves_no_file(tmp_path):
+    good = str(tmp_path / "good.parquet")
+    chunks_file(good, ["a"], rows_per_group=2)
+    folder = tmp_path / "new"
+    fn = incremental._CopyUnchangedFn({"chunks": str(folder)}, SCHEMAS, "zstd")
+    with pytest.raises(FileNotFoundError):
+        list(fn.process(("chunks", (good, str(tmp_path / "gone.parquet"))), []))
+    assert not folder.exists() or os.listdir(folder) == []
