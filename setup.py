@@ -5,7 +5,7 @@ tokenizer, PyYAML). Optional features sit behind extras so that a bare install s
 and starts fast: Beam imports every Google Cloud client it finds installed, so ``gs://`` and
 Dataflow (the ``gcp`` extra) are not in the core.
 """
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 CORE = [
     # Beam 2.77 caps pyarrow below 26 and numpy below 2.5; keep inside its caps.
@@ -154,6 +154,11 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=["beam_chunking", "beam_chunking.*"]),
+    # The recursive splitter's inner loop and chunk building in C (bench/README.md, "Recursive splitting in C").
+    # Optional: without a compiler the install goes on and the same spans come from Python.
+    ext_modules=[Extension("beam_chunking.text._separators", ["beam_chunking/text/_separators.c"], optional=True),
+                 Extension("beam_chunking.strategies._chunkbuild", ["beam_chunking/strategies/_chunkbuild.c"],
+                           optional=True)],
     install_requires=CORE,
     extras_require=EXTRAS,
     entry_points={"console_scripts": ["beam-chunking=beam_chunking.pipelines.cli:console_main"]},

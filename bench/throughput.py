@@ -150,6 +150,21 @@ def found_spans(strings):
 # rows
 
 
+def without_extensions(call):
+    """``call`` run as an install without a C compiler runs it: the Python splitter and builder."""
+    from beam_chunking.strategies import base
+    from beam_chunking.text import separators
+
+    def plain():
+        saved = separators._native, base._native_make_chunks
+        separators._native = base._native_make_chunks = None
+        try:
+            return call()
+        finally:
+            separators._native, base._native_make_chunks = saved
+    return plain
+
+
 def recursive_row(corpus, groups, rounds):
     from beam_chunking import RecursiveChunker
 
@@ -166,8 +181,10 @@ def recursive_row(corpus, groups, rounds):
             return over_texts(TextSplitter(SIZE, overlap=OVERLAP).chunks, texts)
 
         impls = [Impl("beam-chunking RecursiveChunker 512/50", over_texts(ours.chunk, texts)),
-                 peer("semantic-text-splitter TextSplitter(512, overlap=50)", sts_call)]
-        spans = {impls[0].name: ours_spans, impls[1].name: found_spans}
+                 peer("semantic-text-splitter TextSplitter(512, overlap=50)", sts_call),
+                 Impl("beam-chunking RecursiveChunker 512/50, without its C extensions",
+                      without_extensions(over_texts(ours.chunk, texts)))]
+        spans = {impls[0].name: ours_spans, impls[1].name: found_spans, impls[2].name: ours_spans}
         text, ratios = string_comparison(f"Recursive 512/50 characters, {g} (ratio vs semantic-text-splitter)",
                                          texts, corpus.nbytes(g), impls, spans, len, SIZE, rounds, impls[1].name)
         out.append(text)

@@ -115,9 +115,32 @@ def make_chunks(doc: ParsedDocument, spans: Iterable[Span], metadata: Mapping[st
         spans: ``(start, end, token_count or None)`` spans in order.
         metadata: Metadata every chunk shares (one mapping, not copied).
         index: Position of the first chunk in the document. Default 0.
+
+    Raises:
+        ValueError: A span lies outside the document's text.
     """
-    text, doc_id = doc.text, doc.id
-    return [Chunk.of_span(doc_id, k, s, e, text[s:e], n, metadata) for k, (s, e, n) in enumerate(spans, index)]
+    if _native_make_chunks is not None:
+        return _native_make_chunks(doc.id, doc.text, spans if isinstance(spans, list) else list(spans), metadata,
+                                   index)
+    text, doc_id, length = doc.text, doc.id, len(doc.text)
+    out = []
+    for k, (s, e, n) in enumerate(spans, index):
+        if not 0 <= s <= e <= length:
+            raise ValueError(f"make_chunks: span [{s}, {e}) is outside the text of {length} characters")
+        out.append(Chunk.of_span(doc_id, k, s, e, text[s:e], n, metadata))
+    return out
+
+
+try:
+    from beam_chunking.strategies._chunkbuild import builder as _native_builder
+except ImportError:  # installed without a C compiler: the Python loop above serves
+    _native_builder = None
+
+#: Whether :func:`make_chunks` builds chunks in C (the same chunks, about five times faster).
+NATIVE_CHUNKS = _native_builder is not None
+_native_make_chunks = (_native_builder(Chunk, ("document_id", "index", "start", "end", "text", "token_count",
+                                               "metadata", "embedding", "ordinal"))
+                       if _native_builder is not None else None)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from typing import List, Tuple
 
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies.base import SectionChunker, Span, require_overlap, require_positive
-from beam_chunking.text.spans import NONSPACE, WORD_START, safe_cut, safe_cut_forward, trim_end
+from beam_chunking.text.separators import separator_spans
 
 DEFAULT_SEPARATORS: Tuple[str, ...] = ("\n\n", "\n", ". ", " ", "")
 
@@ -63,61 +63,4 @@ class RecursiveChunker(SectionChunker):
 
     def section_spans(self, text: str, start: int, end: int) -> List[Span]:
         """Return the chunks of ``text[start:end]`` as ``(start, end, None)``."""
-        content: List[Tuple[int, int]] = []
-        self._split(text, start, end, 0, content)
-        if not self.overlap or len(content) < 2:
-            return [(s, e, None) for s, e in content]
-        size, overlap, find_word = self.max_chunk_size, self.overlap, WORD_START.search
-        out: List[Span] = [(content[0][0], content[0][1], None)]
-        for (ps, _), (s, e) in zip(content, content[1:]):
-            # Overlap: up to `overlap` characters before the content, as the ceiling allows.
-            room = min(overlap, size - (e - s))
-            lo = max(s - room, ps + 1)
-            if room <= 0 or lo >= s:
-                out.append((s, e, None))
-                continue
-            m = find_word(text, lo, s)
-            out.append((m.start() if m else self._unaligned_overlap(text, lo, s), e, None))
-        return out
-
-    def _split(self, text: str, s: int, e: int, level: int, out: List[Tuple[int, int]]) -> None:
-        seps = self.separators
-        sep = seps[level] if level < len(seps) else ""
-        n_sep, keep = len(sep), len(sep.rstrip())
-        # The first chunk of a section gets no overlap, so it may use the full ceiling.
-        size, later = self.max_chunk_size, self.max_chunk_size - self.overlap
-        search = NONSPACE.search
-        e = trim_end(text, s, e)  # once, so that "the rest fits" is one comparison per chunk
-        while True:
-            m = search(text, s, e)
-            if m is None:
-                return
-            s = m.start()
-            limit = s + (later if out else size)
-            if limit >= e:  # the rest fits
-                out.append((s, e))
-                return
-            if not n_sep:
-                cut = safe_cut(text, limit, s)
-                out.append((s, trim_end(text, s, cut)))
-                s = cut
-                continue
-            # Furthest separator whose trimmed chunk still fits: greedy packing of siblings.
-            idx = text.rfind(sep, s, min(e, limit - keep + n_sep))
-            if idx >= 0:
-                # sep.rstrip() ends in non-whitespace, so the trimmed end is known without a walk.
-                out.append((s, idx + keep if keep else trim_end(text, s, idx)))
-                s = idx + n_sep
-                continue
-            # The first part at this level is too large: recurse into it alone.
-            nxt = text.find(sep, s, e)
-            part_end = e if nxt < 0 else nxt + n_sep
-            self._split(text, s, part_end, level + 1, out)
-            s = part_end
-
-    @staticmethod
-    def _unaligned_overlap(text: str, lo: int, s: int) -> int:
-        if not any(ch.isspace() for ch in text[lo:s]):
-            # No spaces to align on (CJK, identifiers): overlap at a grapheme boundary.
-            return safe_cut_forward(text, lo, s)
-        return s  # only a partial word fits: no overlap rather than half a word
+        return separator_spans(text, start, end, self.separators, self.max_chunk_size, self.overlap)

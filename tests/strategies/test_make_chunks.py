@@ -1,0 +1,82 @@
+"""make_chunks: built in C when the extension is there, the same chunks as the Python loop."""
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from beam_chunking import RecursiveChunker
+from beam_chunking.strategies import base
+from beam_chunking.strategies.base import make_chunks
+from beam_chunking.types import Chunk, ParsedDocument, Section
+
+
+def document(text: str) -> ParsedDocument:
+    return ParsedDocument("doc", "mem://doc", "text/plain", text, (Section(0, len(text)),))
+
+
+def test_the_same_chunks_as_of_span_per_span():
+    doc, meta = document("alpha beta gamma"), {"heading": "H"}
+    spans = [(0, 5, None), (6, 10, 2), (11, 16, None)]
+    built = make_chunks(doc, spans, meta, index=3)
+    assert built == [Chunk.of_span("doc", k, s, e, doc.text[s:e], n, meta) for k, (s, e, n) in enumerate(spans, 3)]
+    assert all(type(c) is Chunk and c.metadata is meta and c.embedding is None and c.ordinal == 0 for c in built)
+    assert [c.id for c in built] == ["doc:0000000000", "doc:0000000006", "doc:0000000011"]
+    assert pickle.loads(pickle.dumps(built)) == built
+    assert make_chunks(doc, iter(spans), meta) == make_chunks(doc, tuple(spans), meta) == make_chunks(doc, spans, meta)
+    assert make_chunks(doc, [], meta) == []
+
+
+def test_spans_outside_the_text_are_refused():
+    for span in [(0, 99, None), (3, 2, None), (-1, 2, None)]:
+        with pytest.raises(ValueError, match="outside the text"):
+            make_chunks(document("short"), [span], {})
+
+
+def test_reference_counts_are_kept():
+    doc, meta = document("x" * 100), {}
+    spans = [(k, k + 10, None) for k in range(0, 90, 10)]
+    before = sys.getrefcount(meta), sys.getrefcount(doc.text), sys.getrefcount(doc.id)
+    for _ in range(1000):
+        make_chunks(doc, spans, meta)
+    assert (sys.getrefcount(meta), sys.getrefcount(doc.text), sys.getrefcount(doc.id)) == before
+
+
+def test_without_the_extensions_the_same_chunks(tmp_path):
+    # An install without a compiler: both extensions unimportable, the Python code serves.
+    script = """
+import json, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name in ("beam_chunking.strategies._chunkbuild", "beam_chunking.text._separators"):
+            raise ImportError(name)
+sys.meta_path.insert(0, Block())
+from beam_chunking import RecursiveChunker
+from beam_chunking.strategies import base
+from beam_chunking.text import separators
+assert not base.NATIVE_CHUNKS and not separators.NATIVE
+text = open(sys.argv[1], encoding="utf-8", newline="").read()
+print(json.dumps([(c.start, c.end, c.text) for c in RecursiveChunker(max_chunk_size=60, overlap=12).chunk(text)]))
+"""
+    text = ("Ein Absatz mit Wörtern. " * 9 + "\n\n" + "日本語のテキスト" * 30 + "\r\n" + "👩‍👩‍👧 e\u0301 " * 20) * 3
+    (tmp_path / "in.txt").write_text(text, encoding="utf-8", newline="")
+    run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "in.txt")], capture_output=True, text=True,
+                         check=True)
+    expected = [[c.start, c.end, c.text] for c in RecursiveChunker(max_chunk_size=60, overlap=12).chunk(text)]
+    assert json.loads(run.stdout) == expected
+
+
+@pytest.mark.skipif(not base.NATIVE_CHUNKS, reason="the C extension was not built (no compiler at install)")
+def test_the_builder_refuses_what_is_not_a_slot():
+    from beam_chunking.strategies._chunkbuild import builder
+
+    class Plain:
+        a = 1
+
+    with pytest.raises(TypeError, match="not a slot"):
+        builder(Plain, ("a",) * 9)
+    with pytest.raises(ValueError, match="9 field names"):
+        builder(Chunk, ("start",))
