@@ -116,6 +116,12 @@ def make_chunks(doc: ParsedDocument, spans: Iterable[Span], metadata: Mapping[st
         metadata: Metadata every chunk shares (one mapping, not copied).
         index: Position of the first chunk in the document. Default 0.
 
+    Built in C when the package was installed with its extension (:data:`NATIVE_CHUNKS`):
+    the same chunks, which the cycle collector then does not track. A chunk is a frozen value
+    whose metadata exists before it, so it cannot be part of a reference cycle unless its
+    metadata is later changed to refer to the chunk itself, which a caller must not do (such
+    a cycle would never be freed).
+
     Raises:
         ValueError: A span lies outside the document's text.
     """

@@ -80,3 +80,20 @@ def test_the_builder_refuses_what_is_not_a_slot():
         builder(Plain, ("a",) * 9)
     with pytest.raises(ValueError, match="9 field names"):
         builder(Chunk, ("start",))
+
+
+@pytest.mark.skipif(not base.NATIVE_CHUNKS, reason="the C extension was not built (no compiler at install)")
+def test_chunks_are_left_to_reference_counting():
+    import gc
+    import weakref
+
+    class Held:
+        pass
+
+    held = Held()
+    meta = {"section_path": ["A", "B"], "held": held}
+    chunks = make_chunks(document("alpha beta"), [(0, 5, None), (6, 10, None)], meta)
+    assert not any(gc.is_tracked(c) for c in chunks) and gc.is_tracked(meta)
+    gone = weakref.ref(held)
+    del held, meta, chunks
+    assert gone() is None  # freed by reference counting: nothing waits for a collection
