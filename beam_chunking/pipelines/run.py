@@ -106,7 +106,8 @@ def _package_for_workers(options: PipelineOptions) -> None:
     checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "setup.py")
     if not os.path.isfile(checkout):
         raise ConfigError("remote workers need beam-chunking installed: pass --sdk_container_image IMAGE "
-                          "(see templates/Dockerfile) or --extra_package beam_chunking-VERSION.whl")
+                          "(see templates/Dockerfile) or --extra_package beam_chunking-VERSION.tar.gz (an sdist: "
+                          "the workers build it for their own platform)")
     setup.setup_file = checkout
 
 

@@ -30,60 +30,88 @@ layout_free(PyObject *capsule)
 
 #define SLOT(obj, layout, k) (*(PyObject **)((char *)(obj) + (layout)->offsets[k]))
 
+/* An offset as a Py_ssize_t, and the int stored in the slot (a new reference); NULL on error.
+ * Out-of-range values (beyond 64 bits) are a ValueError, as the Python loop raises. */
+static PyObject *
+offset(PyObject *value, Py_ssize_t *out)
+{
+    PyObject *number = PyNumber_Index(value);  /* an int, or what an int stands for */
+    if (number == NULL)
+        return NULL;
+    *out = PyLong_AsSsize_t(number);
+    if (*out == -1 && PyErr_Occurred()) {
+        Py_DECREF(number);
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "make_chunks: the offset %R is outside the text", value);
+        }
+        return NULL;
+    }
+    return number;
+}
+
 static PyObject *
 build(PyObject *capsule, PyObject *args)
 {
-    PyObject *doc_id, *text, *spans, *metadata;
+    PyObject *doc_id, *text, *given, *metadata;
     Py_ssize_t index;
-    if (!PyArg_ParseTuple(args, "UUO!On:make_chunks", &doc_id, &text, &PyList_Type, &spans, &metadata, &index))
+    if (!PyArg_ParseTuple(args, "UUOOn:make_chunks", &doc_id, &text, &given, &metadata, &index))
         return NULL;
     Layout *layout = PyCapsule_GetPointer(capsule, "beam_chunking.chunk_layout");
     if (layout == NULL)
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(spans), length = PyUnicode_GET_LENGTH(text);
-    PyObject *out = PyList_New(n);
-    if (out == NULL)
+    /* A tuple of our own: code run by __index__ below cannot change or free what we walk. */
+    PyObject *spans = PySequence_Tuple(given);
+    if (spans == NULL)
         return NULL;
-    PyObject *zero = PyLong_FromLong(0);
-    if (zero == NULL)
-        goto fail;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *span = PyList_GET_ITEM(spans, k);
-        if (!PyTuple_Check(span) || PyTuple_GET_SIZE(span) != 3) {
-            PyErr_SetString(PyExc_TypeError, "make_chunks: spans must be (start, end, token_count) tuples");
-            goto fail;
+    Py_ssize_t n = PyTuple_GET_SIZE(spans), length = PyUnicode_GET_LENGTH(text), done = 0;
+    /* Chunks are collected here and put in a list only when all are built, so no Python code
+     * (an __index__) ever sees a list with empty places. */
+    PyObject **built = PyMem_Calloc(n ? n : 1, sizeof(PyObject *));
+    PyObject *zero = PyLong_FromLong(0), *out = NULL;
+    if (built == NULL || zero == NULL) {
+        if (built == NULL)
+            PyErr_NoMemory();
+        goto done;
+    }
+    for (; done < n; done++) {
+        PyObject *span = PySequence_Fast(PyTuple_GET_ITEM(spans, done),
+                                         "make_chunks: spans must be (start, end, token_count)");
+        if (span == NULL)
+            goto done;
+        if (PySequence_Fast_GET_SIZE(span) != 3) {
+            Py_DECREF(span);
+            PyErr_SetString(PyExc_ValueError, "make_chunks: spans must be (start, end, token_count)");
+            goto done;
         }
-        PyObject *start = PyNumber_Index(PyTuple_GET_ITEM(span, 0));
-        PyObject *end = start ? PyNumber_Index(PyTuple_GET_ITEM(span, 1)) : NULL;
-        Py_ssize_t s = start ? PyLong_AsSsize_t(start) : -1, e = end ? PyLong_AsSsize_t(end) : -1;
-        if ((s == -1 || e == -1) && PyErr_Occurred()) {
-            Py_XDECREF(start);
-            Py_XDECREF(end);
-            goto fail;
-        }
-        if (s < 0 || e < s || e > length) {
+        Py_ssize_t s, e;
+        PyObject *start = offset(PySequence_Fast_GET_ITEM(span, 0), &s);
+        PyObject *end = start ? offset(PySequence_Fast_GET_ITEM(span, 1), &e) : NULL;
+        PyObject *count = Py_NewRef(PySequence_Fast_GET_ITEM(span, 2));
+        Py_DECREF(span);
+        if (end != NULL && (s < 0 || e < s || e > length)) {
             PyErr_Format(PyExc_ValueError, "make_chunks: span [%zd, %zd) is outside the text of %zd characters",
                          s, e, length);
-            Py_DECREF(start);
-            Py_DECREF(end);
-            goto fail;
+            Py_CLEAR(end);
         }
-        PyObject *piece = PyUnicode_Substring(text, s, e);
-        PyObject *number = PyLong_FromSsize_t(index + k);
-        PyObject *chunk = (piece && number) ? layout->cls->tp_alloc(layout->cls, 0) : NULL;
+        PyObject *piece = end ? PyUnicode_Substring(text, s, e) : NULL;
+        PyObject *number = piece ? PyLong_FromSsize_t(index + done) : NULL;
+        PyObject *chunk = number ? layout->cls->tp_alloc(layout->cls, 0) : NULL;
         if (chunk == NULL) {
+            Py_XDECREF(start);
+            Py_XDECREF(end);
+            Py_DECREF(count);
             Py_XDECREF(piece);
             Py_XDECREF(number);
-            Py_DECREF(start);
-            Py_DECREF(end);
-            goto fail;
+            goto done;
         }
+        /* No Python code runs from here until the slots are full. */
         SLOT(chunk, layout, 0) = Py_NewRef(doc_id);
         SLOT(chunk, layout, 1) = number;
         SLOT(chunk, layout, 2) = start;
         SLOT(chunk, layout, 3) = end;
         SLOT(chunk, layout, 4) = piece;
-        SLOT(chunk, layout, 5) = Py_NewRef(PyTuple_GET_ITEM(span, 2));
+        SLOT(chunk, layout, 5) = count;
         SLOT(chunk, layout, 6) = Py_NewRef(metadata);
         SLOT(chunk, layout, 7) = Py_NewRef(Py_None);
         SLOT(chunk, layout, 8) = Py_NewRef(zero);
@@ -93,14 +121,21 @@ build(PyObject *capsule, PyObject *args)
          * every full collection walk them, up to half of a chunker's time on small documents
          * (bench/README.md, "The collector and the chunks"). */
         PyObject_GC_UnTrack(chunk);
-        PyList_SET_ITEM(out, k, chunk);
+        built[done] = chunk;
     }
-    Py_DECREF(zero);
-    return out;
-fail:
+    out = PyList_New(n);
+    if (out == NULL)
+        goto done;
+    for (Py_ssize_t k = 0; k < n; k++)
+        PyList_SET_ITEM(out, k, built[k]);  /* the list takes the references */
+    done = 0;
+done:
+    for (Py_ssize_t k = 0; k < done; k++)
+        Py_DECREF(built[k]);
+    PyMem_Free(built);
     Py_XDECREF(zero);
-    Py_DECREF(out);
-    return NULL;
+    Py_DECREF(spans);
+    return out;
 }
 
 static PyMethodDef build_def = {

@@ -11,6 +11,7 @@ template and refiner builds its chunks with :func:`make_chunk` (one span) or
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -126,11 +127,11 @@ def make_chunks(doc: ParsedDocument, spans: Iterable[Span], metadata: Mapping[st
         ValueError: A span lies outside the document's text.
     """
     if _native_make_chunks is not None:
-        return _native_make_chunks(doc.id, doc.text, spans if isinstance(spans, list) else list(spans), metadata,
-                                   index)
+        return _native_make_chunks(doc.id, doc.text, spans, metadata, index)
     text, doc_id, length = doc.text, doc.id, len(doc.text)
     out = []
     for k, (s, e, n) in enumerate(spans, index):
+        s, e = operator.index(s), operator.index(e)
         if not 0 <= s <= e <= length:
             raise ValueError(f"make_chunks: span [{s}, {e}) is outside the text of {length} characters")
         out.append(Chunk.of_span(doc_id, k, s, e, text[s:e], n, metadata))

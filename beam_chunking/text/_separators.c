@@ -123,7 +123,12 @@ split(Splitter *sp, Py_ssize_t s, Py_ssize_t e, Py_ssize_t level)
         if (nxt == -2)
             return -1;
         Py_ssize_t part_end = nxt < 0 ? e : nxt + n_sep;
-        if (split(sp, s, part_end, level + 1) < 0)
+        /* One level per separator: a caller's list of thousands would otherwise exhaust the C stack. */
+        if (Py_EnterRecursiveCall(" in separator_spans"))
+            return -1;
+        int failed = split(sp, s, part_end, level + 1) < 0;
+        Py_LeaveRecursiveCall();
+        if (failed)
             return -1;
         s = part_end;
     }
@@ -161,7 +166,9 @@ overlap_start(Splitter *sp, PyObject *unaligned, Py_ssize_t lo, Py_ssize_t s)
             return p;
     }
     Py_ssize_t p = call_offset(unaligned, sp->text, lo, s);
-    if (p != -1 && (p < lo || p > s)) {
+    if (p == -1 && PyErr_Occurred())
+        return -1;
+    if (p < lo || p > s) {
         PyErr_Format(PyExc_ValueError, "separator_spans: an overlap start at %zd is outside [%zd, %zd]", p, lo, s);
         return -1;
     }
@@ -221,25 +228,29 @@ separator_spans(PyObject *module, PyObject *args)
     }
     if (split(&sp, start, end, 0) < 0)
         goto done;
-    result = PyList_New(sp.count);
-    if (result == NULL)
-        goto done;
-    for (Py_ssize_t k = 0; k < sp.count; k++) {
-        Py_ssize_t s = sp.starts[k], e = sp.ends[k];
-        if (k && overlap) {
+    /* Overlaps first (they may call back into Python), so the list is built with no Python code
+     * running while it has empty places. Later starts move back, never before the previous
+     * content's start + 1, so each rule reads the content starts it needs. */
+    if (overlap) {
+        for (Py_ssize_t k = sp.count - 1; k >= 1; k--) {
+            Py_ssize_t s = sp.starts[k], e = sp.ends[k];
             Py_ssize_t room = size - (e - s);
             room = room < overlap ? room : overlap;
             Py_ssize_t lo = s - room, floor = sp.starts[k - 1] + 1;
             lo = lo > floor ? lo : floor;
             if (room > 0 && lo < s) {
                 s = overlap_start(&sp, unaligned, lo, s);
-                if (s == -1 && PyErr_Occurred()) {
-                    Py_CLEAR(result);
+                if (s == -1)
                     goto done;
-                }
+                sp.starts[k] = s;
             }
         }
-        PyObject *t = span(s, e);
+    }
+    result = PyList_New(sp.count);
+    if (result == NULL)
+        goto done;
+    for (Py_ssize_t k = 0; k < sp.count; k++) {
+        PyObject *t = span(sp.starts[k], sp.ends[k]);
         if (t == NULL) {
             Py_CLEAR(result);
             goto done;

@@ -30,10 +30,55 @@ def test_the_same_chunks_as_of_span_per_span():
     assert make_chunks(doc, [], meta) == []
 
 
-def test_spans_outside_the_text_are_refused():
-    for span in [(0, 99, None), (3, 2, None), (-1, 2, None)]:
+@pytest.fixture(params=["native", "python"])
+def builder_path(request, monkeypatch):
+    """Both ways of building chunks: the C extension (where built) and the Python loop."""
+    if request.param == "native" and not base.NATIVE_CHUNKS:
+        pytest.skip("the C extension was not built (no compiler at install)")
+    if request.param == "python":
+        monkeypatch.setattr(base, "_native_make_chunks", None)
+    return request.param
+
+
+def test_spans_outside_the_text_are_refused(builder_path):
+    for span in [(0, 99, None), (3, 2, None), (-1, 2, None), (2 ** 70, 2 ** 71, None)]:
         with pytest.raises(ValueError, match="outside the text"):
             make_chunks(document("short"), [span], {})
+
+
+def test_spans_as_lists_or_any_sequence(builder_path):
+    doc = document("alpha beta")
+    expected = make_chunks(doc, [(0, 5, None), (6, 10, 1)], {})
+    assert make_chunks(doc, [[0, 5, None], [6, 10, 1]], {}) == expected
+    assert make_chunks(doc, ((s, e, n) for s, e, n in [(0, 5, None), (6, 10, 1)]), {}) == expected
+    with pytest.raises((TypeError, ValueError)):
+        make_chunks(doc, [(0, 5)], {})
+
+
+def test_a_span_list_changed_while_it_is_read(builder_path):
+    # An offset's __index__ may run any code: here it empties the list being read.
+    import gc
+
+    spans = []
+
+    class Shrinking:
+        def __index__(self):
+            spans.clear()
+            gc.collect()
+            return 1
+
+    spans += [(0, Shrinking(), None), (0, 1, None)]
+    chunks = make_chunks(document("ab"), spans, {})  # no crash; C reads a copy, Python stops early
+    assert chunks and all((c.start, c.end, c.text, type(c.end)) == (0, 1, "a", int) for c in chunks)
+
+
+def test_reference_counts_are_kept_when_a_span_is_refused():
+    doc, meta = document("x" * 10), {}
+    before = sys.getrefcount(meta), sys.getrefcount(doc.text)
+    for _ in range(1000):
+        with pytest.raises(ValueError):
+            make_chunks(doc, [(0, 5, None), (3, 99, None)], meta)
+    assert (sys.getrefcount(meta), sys.getrefcount(doc.text)) == before
 
 
 def test_reference_counts_are_kept():
@@ -97,3 +142,21 @@ def test_chunks_are_left_to_reference_counting():
     gone = weakref.ref(held)
     del held, meta, chunks
     assert gone() is None  # freed by reference counting: nothing waits for a collection
+
+
+def test_built_extensions_are_not_older_than_their_sources():
+    # An editable install builds the extensions once; an edited or checked-out .c file needs
+    # `pip install -e .` again, or the tests would run yesterday's C code.
+    import importlib
+    import os
+
+    for name, source in [("beam_chunking.strategies._chunkbuild", "_chunkbuild.c"),
+                         ("beam_chunking.text._separators", "_separators.c")]:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        c_file = os.path.join(os.path.dirname(module.__file__), source)
+        if os.path.exists(c_file):  # an installed wheel carries no sources
+            assert os.path.getmtime(module.__file__) >= os.path.getmtime(c_file), \
+                f"{module.__file__} is older than {source}: run pip install -e . again"

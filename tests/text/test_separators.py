@@ -15,8 +15,8 @@ native = pytest.mark.skipif(not separators.NATIVE, reason="the C extension was n
 # Custom lists too: separators with trailing whitespace, "" in the middle, none at all, no "".
 separator_lists = st.one_of(
     st.just(DEFAULT_SEPARATORS),
-    st.lists(st.sampled_from(["\n\n", "\n", ". ", " ", "", "。", ", ", "\t", "ab", "  \n"]), min_size=1,
-             max_size=6).map(tuple),
+    st.lists(st.sampled_from(["\n\n", "\n", ". ", " ", "", "。", ", ", "\t", "ab", "  \n", "\u3000", " .",
+                              "\u2028", "\ud800"]), min_size=1, max_size=6).map(tuple),
 )
 
 
@@ -24,9 +24,14 @@ def sizes():
     return st.integers(1, 120).flatmap(lambda size: st.tuples(st.just(size), st.integers(0, size - 1)))
 
 
+# Unicode spaces beyond ASCII, line separators and a lone surrogate, which str allows.
+odd_text = st.lists(st.sampled_from(["a", "b ", "\u3000", "\x1c", "\x85", "\u2028", "\ud800", " .", "。", "\n"]),
+                    max_size=200).map("".join)
+
+
 @native
 @settings(max_examples=400, deadline=None)
-@given(adversarial_text, separator_lists, sizes(), st.data())
+@given(st.one_of(adversarial_text, odd_text), separator_lists, sizes(), st.data())
 def test_native_equals_python(text, seps, size_overlap, data):
     size, overlap = size_overlap
     start = data.draw(st.integers(0, len(text)))
@@ -58,9 +63,18 @@ def test_native_refuses_bad_bounds_and_passes_callback_errors():
     with pytest.raises(ValueError, match="outside"):
         separators._native.separator_spans("x" * 50, 0, 50, ("",), 10, 0, lambda t, a, b: 10 ** 6,
                                            separators.unaligned_overlap)
-    with pytest.raises(ValueError, match="outside"):
-        separators._native.separator_spans("x" * 50, 0, 50, ("",), 10, 5, separators.safe_cut,
-                                           lambda t, a, b: -5)
+    for bad in (-5, -1):
+        with pytest.raises(ValueError, match="outside"):
+            separators._native.separator_spans("x" * 50, 0, 50, ("",), 10, 5, separators.safe_cut,
+                                               lambda t, a, b, bad=bad: bad)
+
+
+@native
+def test_native_nesting_is_bounded_like_python():
+    # One recursion level per separator: thousands that never occur must not exhaust the C stack.
+    seps = tuple(f"<{k}>" for k in range(100_000)) + ("",)
+    with pytest.raises(RecursionError):
+        separator_spans("x" * 50, 0, 50, seps, 10, 0)
 
 
 def test_huge_sizes_use_python():
