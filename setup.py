@@ -5,6 +5,8 @@ tokenizer, PyYAML). Optional features sit behind extras so that a bare install s
 and starts fast: Beam imports every Google Cloud client it finds installed, so ``gs://`` and
 Dataflow (the ``gcp`` extra) are not in the core.
 """
+import os
+
 from setuptools import Extension, find_packages, setup
 
 CORE = [
@@ -145,6 +147,15 @@ EXTRAS = {
     ],
 }
 
+# The recursive splitter's inner loop and chunk building in C (bench/README.md, "Recursive
+# splitting in C"). Optional: without a compiler the install goes on and the same chunks come
+# from Python. BEAM_CHUNKING_PURE_PYTHON=1 leaves them out on purpose, for a wheel that installs
+# on any platform (py3-none-any).
+EXTENSIONS = [] if os.environ.get("BEAM_CHUNKING_PURE_PYTHON") == "1" else [
+    Extension("beam_chunking.text._separators", ["beam_chunking/text/_separators.c"], optional=True),
+    Extension("beam_chunking.strategies._chunkbuild", ["beam_chunking/strategies/_chunkbuild.c"], optional=True),
+]
+
 setup(
     name="beam-chunking",
     version="0.1.0",
@@ -154,11 +165,7 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=["beam_chunking", "beam_chunking.*"]),
-    # The recursive splitter's inner loop and chunk building in C (bench/README.md, "Recursive splitting in C").
-    # Optional: without a compiler the install goes on and the same spans come from Python.
-    ext_modules=[Extension("beam_chunking.text._separators", ["beam_chunking/text/_separators.c"], optional=True),
-                 Extension("beam_chunking.strategies._chunkbuild", ["beam_chunking/strategies/_chunkbuild.c"],
-                           optional=True)],
+    ext_modules=EXTENSIONS,
     install_requires=CORE,
     extras_require=EXTRAS,
     entry_points={"console_scripts": ["beam-chunking=beam_chunking.pipelines.cli:console_main"]},
