@@ -11,7 +11,7 @@ from beam_chunking.strategies.base import SectionChunker, Span, require_overlap,
 from beam_chunking.strategies.token import MIN_WINDOW_TOKENS
 from beam_chunking.text.packing import greedy_end
 from beam_chunking.text.sentences import sentence_spans
-from beam_chunking.text.tokens import TokenIndex, token_windows
+from beam_chunking.text.tokens import TokenIndex, encode_span, token_windows
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,10 @@ class SentenceChunker(SectionChunker):
         sents = sentence_spans(text, start, end)
         if not sents:
             return []
-        tk = TokenIndex(enc, text, sents[0][0], sents[-1][1])
+        ids = encode_span(enc, text, sents[0][0], sents[-1][1])
+        if len(ids) <= budget:  # the whole section is one chunk: its count is its encoding's length
+            return [(sents[0][0], sents[-1][1], len(ids))]
+        tk = TokenIndex(enc, text, sents[0][0], sents[-1][1], ids=ids)
         firsts = np.searchsorted(tk.coff, [s for s, _ in sents], side="left").tolist()
         firsts.append(tk.n)
         counts = [b - a for a, b in zip(firsts, firsts[1:])]

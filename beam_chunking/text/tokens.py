@@ -492,13 +492,21 @@ def token_windows(enc, text: str, start: int, end: int, window: int, overlap: in
     e = trim_end(text, s, end)
     if s >= e:
         return []
-    tk = encoded if encoded is not None else TokenIndex(enc, text, s, e)
+    if encoded is None:
+        # A span encoded on its own is its own tokenization: its count is its length, and a
+        # span that fits one window needs no boundary tables (most documents of a few KB).
+        ids = encode_span(enc, text, s, e)
+        if len(ids) <= window:
+            return [(s, e, len(ids))]
+        tk = TokenIndex(enc, text, s, e, ids=ids)
+        total = tk.n
+    else:
+        tk = encoded
+        total = tk.count(text, s, e)
+        if total <= window:
+            return [(s, e, total)]
     first = int(tk.coff.searchsorted(s, side="left"))
     last = int(tk.coff.searchsorted(e, side="right")) - 1
-    # A span encoded on its own is its own tokenization: its count is its length.
-    total = tk.n if encoded is None else tk.count(text, s, e)
-    if total <= window:
-        return [(s, e, total)]
     if last - first < 2 and encoded is not None:
         return token_windows(enc, text, s, e, window, overlap)  # the span sits inside a token
     out: List[Tuple[int, int, int]] = []
