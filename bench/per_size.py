@@ -18,7 +18,8 @@ lines and sentence ends per byte), so a second table takes the content out: the 
 16 KB. Whatever it costs more per byte in 2 KB documents is a cost per call.
 
 Every (implementation, group) pair is one timed call per round, all pairs in turn each round
-(interleaved), best of ``--rounds``; outputs are dropped after each call. Printed: MB/s per
+(interleaved), best of ``--rounds``, from a collected heap; a group's outputs are kept until
+its timing ends (as a caller holding them would) and freed untimed. Printed: MB/s per
 group, and small over large (the ratio of the two MB/s).
 """
 from __future__ import annotations

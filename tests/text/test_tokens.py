@@ -161,3 +161,16 @@ def test_last_and_first_answer_alike_on_the_first_question_and_later_ones(bits, 
         held = [k for k in range(max(lo, 0), min(hi, len(bits) - 1) + 1) if bits[k]]
         assert tk.last(mask, lo, hi) == (held[-1] if held and hi >= lo else -1)
         assert tk.first(mask, lo, hi) == (held[0] if held and hi >= lo else -1)
+
+
+def test_a_span_starting_inside_a_token_of_the_larger_encoding_is_cut_on_its_own():
+    # "...ocious🇫🇷": the flag's first bytes merge with the letters before it, so a span that
+    # starts inside the word has no boundary of the larger encoding to fit a window on.
+    from beam_chunking.text.tokens import token_windows
+
+    enc = CL100K.tiktoken_encoding
+    text = "expialidocious🇫🇷xx"
+    windows = token_windows(enc, text, 9, 18, 4, 0, TokenIndex(enc, text, 0, len(text)))
+    assert windows == token_windows(enc, text, 9, 18, 4, 0)
+    assert all(len(enc.encode_ordinary(text[s:e])) == n <= 4 for s, e, n in windows)
+    assert "".join(text[s:e] for s, e, _ in windows) == text[9:18]
