@@ -147,12 +147,13 @@ EXTRAS = {
     ],
 }
 
-# The recursive splitter's inner loop and chunk building in C (bench/README.md, "Recursive
+# The recursive splitter's inner loop, the token windows' boundary search and chunk building in C (bench/README.md, "Recursive
 # splitting in C"). Optional: without a compiler the install goes on and the same chunks come
 # from Python. BEAM_CHUNKING_PURE_PYTHON=1 leaves them out on purpose, for a wheel that installs
 # on any platform (py3-none-any).
 EXTENSIONS = [] if os.environ.get("BEAM_CHUNKING_PURE_PYTHON") == "1" else [
     Extension("beam_chunking.text._separators", ["beam_chunking/text/_separators.c"], optional=True),
+    Extension("beam_chunking.text._scan", ["beam_chunking/text/_scan.c"], optional=True),
     Extension("beam_chunking.strategies._chunkbuild", ["beam_chunking/strategies/_chunkbuild.c"], optional=True),
 ]
 

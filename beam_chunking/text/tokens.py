@@ -436,6 +436,19 @@ class TokenIndex:
 
     def last(self, mask: np.ndarray, lo: int, hi: int) -> int:
         """Largest boundary index in ``[lo, hi]`` where ``mask`` holds, or -1."""
+        if _last_set is not None:
+            return _last_set(mask, lo, hi)
+        return self.indexed_last(mask, lo, hi)
+
+    def first(self, mask: np.ndarray, lo: int, hi: int) -> int:
+        """Smallest boundary index in ``[lo, hi]`` where ``mask`` holds, or -1."""
+        if _first_set is not None:
+            return _first_set(mask, lo, hi)
+        return self.indexed_first(mask, lo, hi)
+
+    def indexed_last(self, mask: np.ndarray, lo: int, hi: int) -> int:
+        """:meth:`last` in Python and numpy, without the C extension: the mask's index is built
+        on its second question and searched from then on."""
         if hi < lo:
             return -1
         idx = self._asked(mask)
@@ -446,8 +459,8 @@ class TokenIndex:
         k = int(idx.searchsorted(hi, side="right")) - 1
         return int(idx[k]) if k >= 0 and idx[k] >= lo else -1
 
-    def first(self, mask: np.ndarray, lo: int, hi: int) -> int:
-        """Smallest boundary index in ``[lo, hi]`` where ``mask`` holds, or -1."""
+    def indexed_first(self, mask: np.ndarray, lo: int, hi: int) -> int:
+        """:meth:`first` in Python and numpy (see :meth:`indexed_last`)."""
         if hi < lo:
             return -1
         idx = self._asked(mask)
@@ -457,6 +470,15 @@ class TokenIndex:
             return int(hits[0]) + lo if len(hits) else -1
         k = int(idx.searchsorted(lo, side="left"))
         return int(idx[k]) if k < len(idx) and idx[k] <= hi else -1
+
+
+try:
+    from beam_chunking.text._scan import first_set as _first_set, last_set as _last_set
+except ImportError:  # installed without a C compiler: the indexed search serves
+    _first_set = _last_set = None
+
+#: Whether :meth:`TokenIndex.first` and :meth:`TokenIndex.last` run in C.
+NATIVE_SCAN = _last_set is not None
 
 
 def token_windows(enc, text: str, start: int, end: int, window: int, overlap: int,

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from beam_chunking import RecursiveChunker
+from beam_chunking import RecursiveChunker, TokenChunker
 from beam_chunking.strategies import base
 from beam_chunking.strategies.base import make_chunks
 from beam_chunking.types import Chunk, ParsedDocument, Section
@@ -96,21 +96,24 @@ def test_without_the_extensions_the_same_chunks(tmp_path):
 import json, sys
 class Block:
     def find_spec(self, name, path=None, target=None):
-        if name in ("beam_chunking.strategies._chunkbuild", "beam_chunking.text._separators"):
+        if name in ("beam_chunking.strategies._chunkbuild", "beam_chunking.text._separators",
+                    "beam_chunking.text._scan"):
             raise ImportError(name)
 sys.meta_path.insert(0, Block())
-from beam_chunking import RecursiveChunker
+from beam_chunking import RecursiveChunker, TokenChunker
 from beam_chunking.strategies import base
-from beam_chunking.text import separators
-assert not base.NATIVE_CHUNKS and not separators.NATIVE
+from beam_chunking.text import separators, tokens
+assert not base.NATIVE_CHUNKS and not separators.NATIVE and not tokens.NATIVE_SCAN
 text = open(sys.argv[1], encoding="utf-8", newline="").read()
-print(json.dumps([(c.start, c.end, c.text) for c in RecursiveChunker(max_chunk_size=60, overlap=12).chunk(text)]))
+print(json.dumps([[(c.start, c.end, c.text, c.token_count) for c in strategy.chunk(text)]
+                  for strategy in (RecursiveChunker(max_chunk_size=60, overlap=12), TokenChunker(16, 3))]))
 """
     text = ("Ein Absatz mit Wörtern. " * 9 + "\n\n" + "日本語のテキスト" * 30 + "\r\n" + "👩‍👩‍👧 e\u0301 " * 20) * 3
     (tmp_path / "in.txt").write_text(text, encoding="utf-8", newline="")
     run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "in.txt")], capture_output=True, text=True,
                          check=True)
-    expected = [[c.start, c.end, c.text] for c in RecursiveChunker(max_chunk_size=60, overlap=12).chunk(text)]
+    expected = [[[c.start, c.end, c.text, c.token_count] for c in strategy.chunk(text)]
+                for strategy in (RecursiveChunker(max_chunk_size=60, overlap=12), TokenChunker(16, 3))]
     assert json.loads(run.stdout) == expected
 
 
@@ -151,7 +154,8 @@ def test_built_extensions_are_not_older_than_their_sources():
     import os
 
     for name, source in [("beam_chunking.strategies._chunkbuild", "_chunkbuild.c"),
-                         ("beam_chunking.text._separators", "_separators.c")]:
+                         ("beam_chunking.text._separators", "_separators.c"),
+                         ("beam_chunking.text._scan", "_scan.c")]:
         try:
             module = importlib.import_module(name)
         except ImportError:

@@ -1,5 +1,6 @@
 """The per-token tables of ``beam_chunking.text.tokens`` against the text they index."""
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from beam_chunking.text.tokens import (_ENDS_WS, _GOOD, _LETTER, _NON_LETTER, _SOFT, _STARTS_CHAR, TokenIndex,
@@ -150,17 +151,33 @@ def test_the_flags_of_every_cl100k_token_follow_their_definitions():
                                                                  min_size=1, max_size=6))
 def test_last_and_first_answer_alike_on_the_first_question_and_later_ones(bits, ranges):
     # The first question about a mask searches the asked range only, later ones the mask's index.
+    # The C scan (where built) answers the same.
     tk = TokenIndex(ENC, "x", 0, 1)
     mask = np.asarray(bits)
-    tk.last(mask, 0, 0)
+    tk.indexed_last(mask, 0, 0)
     assert tk._index_of[id(mask)][1] is None  # asked once: no index built
-    tk.first(mask, 0, 0)
+    tk.indexed_first(mask, 0, 0)
     assert tk._index_of[id(mask)][1] is not None  # asked again: indexed
     tk = TokenIndex(ENC, "x", 0, 1)
     for lo, hi in ranges * 2:
         held = [k for k in range(max(lo, 0), min(hi, len(bits) - 1) + 1) if bits[k]]
-        assert tk.last(mask, lo, hi) == (held[-1] if held and hi >= lo else -1)
-        assert tk.first(mask, lo, hi) == (held[0] if held and hi >= lo else -1)
+        want_last, want_first = (held[-1], held[0]) if held and hi >= lo else (-1, -1)
+        assert tk.last(mask, lo, hi) == tk.indexed_last(mask, lo, hi) == want_last
+        assert tk.first(mask, lo, hi) == tk.indexed_first(mask, lo, hi) == want_first
+
+
+def test_the_c_scan_refuses_masks_that_are_not_bytes():
+    from beam_chunking.text import tokens
+
+    if not tokens.NATIVE_SCAN:
+        pytest.skip("the C extension was not built (no compiler at install)")
+    tk = TokenIndex(ENC, "x", 0, 1)
+    for bad in (np.zeros(4, dtype=np.int64), np.zeros((2, 2), dtype=bool), [True, False]):
+        with pytest.raises(TypeError):
+            tk.last(bad, 0, 3)
+    with pytest.raises(ValueError, match="contiguous"):  # a strided view is refused, not misread
+        tk.first(np.ones(8, dtype=bool)[::2], 0, 3)
+    assert tk.last(np.ones(5, dtype=np.uint8), -3, 99) == 4 and tk.first(np.ones(5, dtype=bool), -3, 99) == 0
 
 
 def test_a_span_starting_inside_a_token_of_the_larger_encoding_is_cut_on_its_own():
