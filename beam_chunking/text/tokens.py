@@ -246,11 +246,12 @@ class TokenIndex:
         # pass over the text's bytes. A boundary inside a character gets the offset of the
         # character after it.
         coff = np.zeros(self.n + 1, dtype=np.int64)
-        np.cumsum(tables.starts[ids], dtype=np.int64, out=coff[1:])
+        # take() rather than fancy indexing: the same values, about half the time.
+        np.cumsum(tables.starts.take(ids), dtype=np.int64, out=coff[1:])
         self.coff = coff + start if start else coff
         # Per boundary, the flags of the token after it (none after the last boundary).
         self._nxt = np.zeros(self.n + 1, dtype=np.uint8)
-        self._nxt[:-1] = tables.flags[ids]
+        self._nxt[:-1] = tables.flags.take(ids)
         good = (self._nxt & _GOOD) != 0
         if text.isascii():  # every boundary of ASCII text is a character boundary
             char_ok = np.ones(self.n + 1, dtype=bool)
