@@ -450,11 +450,11 @@ class TokenIndex:
     def indexed_last(self, mask: np.ndarray, lo: int, hi: int) -> int:
         """:meth:`last` in Python and numpy, without the C extension: the mask's index is built
         on its second question and searched from then on."""
+        lo = max(lo, 0)  # a slice would count a negative start, or end, from the end
         if hi < lo:
             return -1
         idx = self._asked(mask)
         if idx is None:
-            lo = max(lo, 0)  # a slice would count a negative start from the end
             hits = np.flatnonzero(mask[lo:hi + 1])
             return int(hits[-1]) + lo if len(hits) else -1
         k = int(idx.searchsorted(hi, side="right")) - 1
@@ -462,11 +462,11 @@ class TokenIndex:
 
     def indexed_first(self, mask: np.ndarray, lo: int, hi: int) -> int:
         """:meth:`first` in Python and numpy (see :meth:`indexed_last`)."""
+        lo = max(lo, 0)  # a slice would count a negative start, or end, from the end
         if hi < lo:
             return -1
         idx = self._asked(mask)
         if idx is None:
-            lo = max(lo, 0)  # a slice would count a negative start from the end
             hits = np.flatnonzero(mask[lo:hi + 1])
             return int(hits[0]) + lo if len(hits) else -1
         k = int(idx.searchsorted(lo, side="left"))

@@ -147,7 +147,8 @@ def test_the_flags_of_every_cl100k_token_follow_their_definitions():
         assert tables.starts[i] == sum(1 for b in t if b & 0xC0 != 0x80), (i, t)
 
 
-@given(st.lists(st.booleans(), min_size=1, max_size=80), st.lists(st.tuples(st.integers(-2, 82), st.integers(-2, 82)),
+@settings(max_examples=300)
+@given(st.lists(st.booleans(), min_size=1, max_size=80), st.lists(st.tuples(st.integers(-5, 82), st.integers(-5, 82)),
                                                                  min_size=1, max_size=6))
 def test_last_and_first_answer_alike_on_the_first_question_and_later_ones(bits, ranges):
     # The first question about a mask searches the asked range only, later ones the mask's index.
@@ -164,6 +165,15 @@ def test_last_and_first_answer_alike_on_the_first_question_and_later_ones(bits, 
         want_last, want_first = (held[-1], held[0]) if held and hi >= lo else (-1, -1)
         assert tk.last(mask, lo, hi) == tk.indexed_last(mask, lo, hi) == want_last
         assert tk.first(mask, lo, hi) == tk.indexed_first(mask, lo, hi) == want_first
+
+
+def test_ranges_ending_before_zero_hold_nothing():
+    # A slice would count a negative end from the back of the mask: [0:-1] is not empty.
+    tk = TokenIndex(ENC, "x", 0, 1)
+    mask = np.array([True, False, False])
+    for lo, hi in [(-2, -2), (-5, -2), (-1, -1)]:
+        assert tk.indexed_last(mask, lo, hi) == tk.indexed_first(mask, lo, hi) == -1
+        assert tk.last(mask, lo, hi) == tk.first(mask, lo, hi) == -1
 
 
 def test_the_c_scan_refuses_masks_that_are_not_bytes():
