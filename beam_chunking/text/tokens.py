@@ -516,7 +516,6 @@ def token_windows(enc, text: str, start: int, end: int, window: int, overlap: in
         if len(ids) <= window:
             return [(s, e, len(ids))]
         tk = TokenIndex(enc, text, s, e, ids=ids)
-        total = tk.n
     else:
         tk = encoded
         total = tk.count(text, s, e)
