@@ -11,7 +11,7 @@ import difflib
 import importlib
 import logging
 import os
-from typing import List, Sequence
+from typing import Iterable, List, Sequence
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -23,10 +23,10 @@ from beam_chunking.pipelines.run import RUNNER_ALIASES
 _BEAM_OPTIONS_LOG = "apache_beam.options.pipeline_options"
 
 
-def _known_flags(options: PipelineOptions) -> List[str]:
+def _known_flags(known_dests: Iterable[str]) -> List[str]:
     own = {action.dest: action.option_strings for action in _job_actions()}
     flags: List[str] = []
-    for dest in options.get_all_options():
+    for dest in known_dests:
         flags.extend(own.get(dest, [f"--{dest}"]))
     return flags
 
@@ -65,11 +65,12 @@ def check_flags(argv: Sequence[str]) -> None:
         options = PipelineOptions(list(argv))
         known = options.get_all_options()
         given = options.get_all_options(retain_unknown_options=True)
-        candidates = [f for f in _known_flags(options) if not f.startswith(f"--{OPTION_PREFIX}")]
     finally:
         beam_log.setLevel(level)
     unknown = [name for name in given if name not in known]
     if unknown:
+        # Each get_all_options() builds Beam's whole parser again: only a refusal needs the spellings.
+        candidates = [f for f in _known_flags(known) if not f.startswith(f"--{OPTION_PREFIX}")]
         raw = next((a.split("=", 1)[0] for a in argv if a.startswith("--") and
                     a[2:].split("=", 1)[0].replace("-", "_") == unknown[0]), f"--{unknown[0]}")
         close = difflib.get_close_matches(raw, candidates, n=1, cutoff=0.75)

@@ -35,6 +35,21 @@ def test_misspelled_flags_are_refused_with_a_hint(typo, hint, tmp_path, capsys):
     assert not out.exists()
 
 
+def test_known_flags_are_checked_without_building_the_suggestions(tmp_path, monkeypatch):
+    # The spellings for "did you mean" cost a third parse of every Beam option; a valid
+    # command line (Beam flags whose dest differs from their name included) never needs them.
+    from beam_chunking.pipelines import flags
+
+    def refuse(*_):
+        raise AssertionError("suggestions built for a valid command line")
+
+    monkeypatch.setattr(flags, "_known_flags", refuse)
+    flags.check_flags(["--input", f"{EXAMPLES}/*", "--output", str(tmp_path / "o"), "--max-chunk-size", "300",
+                       "--experiment", "use_runner_v2", "--direct_num_workers", "2"])
+    with pytest.raises(AssertionError, match="suggestions built"):
+        flags.check_flags(["--input", f"{EXAMPLES}/*", "--max-chunk-sise", "300"])
+
+
 def test_a_shell_expanded_glob_is_named(tmp_path, capsys):
     files = sorted(os.path.join(EXAMPLES, n) for n in os.listdir(EXAMPLES))
     assert main(["run", "--input", *files, "--output", str(tmp_path / "o")]) == EXIT_USAGE
