@@ -14,8 +14,14 @@ fresh interpreters (``PYTHONPATH`` and the working directory set to the tree mea
   it has chunked a document (an audit hook on ``open`` reports both; nothing in the package
   is patched).
 
+Each tree's package is byte-compiled first, as a user's first run would leave it (this
+matters where ``PYTHONDONTWRITEBYTECODE`` is set: every module would be compiled again in
+every process).
+
 With ``--baseline-tree`` (a checkout of the code to compare against, e.g. ``git worktree add
-/tmp/main-before <commit>``) the same measurements run on it, interleaved with this tree's.
+/tmp/main-before <commit>``) the same measurements run on it, interleaved with this tree's;
+``--baseline-python`` runs them with the baseline's own install (its README command in a
+virtual environment of its own), for a baseline whose dependencies differ from this tree's.
 One extra run with ``-X importtime`` breaks the CLI job's imports down by top-level package.
 """
 from __future__ import annotations
@@ -66,25 +72,26 @@ def _env(tree):
     return dict(os.environ, PYTHONPATH=tree)
 
 
-def _python(tree, *args):
-    done = subprocess.run([sys.executable, *args], cwd=tree, env=_env(tree), capture_output=True, text=True,
+def _python(tree, *args, python=None):
+    done = subprocess.run([python or sys.executable, *args], cwd=tree, env=_env(tree), capture_output=True, text=True,
                           timeout=300)
     if done.returncode:
         raise RuntimeError(f"{' '.join(args)[:80]} in {tree} exited {done.returncode}: {done.stderr[-600:]}")
     return done
 
 
-def one_round(tree, path, out):
-    """``{measure: seconds}`` for one fresh start of each measure in ``tree``."""
+def one_round(tree, path, out, python=None):
+    """``{measure: seconds}`` for one fresh start of each measure in ``tree``, run by the
+    interpreter ``python`` (default: this one)."""
     got = {}
     started = time.perf_counter()
-    _python(tree, "-c", "pass")
+    _python(tree, "-c", "pass", python=python)
     got[MEASURES[0]] = time.perf_counter() - started
     for name, module in zip(MEASURES[1:4], _MODULES):
-        got[name] = float(_python(tree, "-c", _TIMED_IMPORT.format(module)).stdout.split()[-1])
+        got[name] = float(_python(tree, "-c", _TIMED_IMPORT.format(module), python=python).stdout.split()[-1])
     wall0 = time.time()
     started = time.perf_counter()
-    done = _python(tree, "-c", _CLI, path, out)
+    done = _python(tree, "-c", _CLI, path, out, python=python)
     got[WHOLE] = time.perf_counter() - started
     for name, marker in ((READ, "read"), (FIRST, "write")):
         seen = re.search(rf"@@{marker} ([0-9.]+)", done.stderr)
@@ -118,21 +125,32 @@ def _plain_prose(path: str) -> bool:
     return name.startswith("01-prose") and name.endswith(".txt") and not re.match(r"[\w-]+: ", head)
 
 
-def startup_row(corpus, rounds: int, baseline=None):
-    """The table and the target result of the start-up row."""
+def startup_row(corpus, rounds: int, baseline=None, baseline_python=None):
+    """The table and the target result of the start-up row.
+
+    ``baseline_python``: the interpreter of the baseline's own install (a virtual environment
+    made by that tree's README command), for a baseline whose dependencies differ; default
+    this interpreter.
+    """
     path = next(p for p in corpus.paths("small") if _plain_prose(p))
     trees = {"this tree": ROOT}
+    pythons = {"this tree": None, "baseline": baseline_python}
     if baseline:
         trees["baseline"] = os.path.abspath(baseline)
     for label, tree in trees.items():
-        where = _python(tree, "-c", "import beam_chunking; print(beam_chunking.__file__)").stdout.strip()
+        where = _python(tree, "-c", "import beam_chunking; print(beam_chunking.__file__)",
+                        python=pythons[label]).stdout.strip()
         if not where.startswith(tree):
             raise RuntimeError(f"{label}: beam_chunking is imported from {where}, not from {tree}")
+        # A user's first run writes the package's bytecode; where PYTHONDONTWRITEBYTECODE is set
+        # (as on some CI machines) a tree without it would compile every module in every round.
+        _python(tree, "-m", "compileall", "-q", os.path.join(tree, "beam_chunking"), python=pythons[label])
     times = {(t, m): [] for t in trees for m in MEASURES}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(rounds + 1):  # the first round warms the page cache and is not counted
             for label, tree in trees.items():
-                for name, seconds in one_round(tree, path, os.path.join(tmp, label.replace(" ", "-"))).items():
+                out = os.path.join(tmp, label.replace(" ", "-"))
+                for name, seconds in one_round(tree, path, out, python=pythons[label]).items():
                     times[(label, name)].append(seconds)
         breakdown = import_breakdown(ROOT, path, os.path.join(tmp, "importtime"))
     size = os.path.getsize(path)

@@ -5,6 +5,7 @@
     python bench/throughput.py --quick           # every row on a quarter of each group, 2 rounds
     python bench/throughput.py --only token --groups code cjk --rounds 7
     python bench/throughput.py --only startup --baseline-tree /tmp/main-before
+    python bench/throughput.py --only startup --baseline-tree /tmp/old --baseline-python /tmp/old-venv/bin/python
 
 Rows (``--only``):
 
@@ -422,6 +423,8 @@ def main(argv=None) -> None:
     parser.add_argument("--embed-chunks", type=int, default=None,
                         help="chunks embedded per call (default 160; quick 32)")
     parser.add_argument("--baseline-tree", help="a checkout to compare start-up against (interleaved)")
+    parser.add_argument("--baseline-python", help="the baseline's own interpreter (a virtual environment made by "
+                        "its README command), when its dependencies differ; default this one")
     args = parser.parse_args(argv)
     rounds = args.rounds or (2 if args.quick else 5)
     corpus = Corpus(every=4 if args.quick else 1)
@@ -445,7 +448,7 @@ def main(argv=None) -> None:
         elif row == "startup":
             from bench.startup import startup_row
 
-            texts, res = startup_row(corpus, 1 if args.quick else rounds, args.baseline_tree)
+            texts, res = startup_row(corpus, 1 if args.quick else rounds, args.baseline_tree, args.baseline_python)
         else:
             texts, res = globals()[f"{row}_row"](corpus, groups, rounds)
         for text in texts:
