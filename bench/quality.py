@@ -14,7 +14,9 @@
    Token-sized strategies run at ``--tokens`` (cl100k); character-sized ones at the same
    sizes times the corpora's characters per token, so one size group holds both; recursive
    also runs at extra sizes to draw its frontier. No overlap anywhere. The recall/IoU
-   frontier of each strategy is drawn to ``bench/quality_frontier.png``.
+   frontier of each strategy is drawn to ``bench/quality_frontier.png``. Each row also
+   gives the share of reference excerpts that lie wholly inside one chunk
+   (:func:`whole_share`): what the cuts did, with the embedder's ranking left out.
 2. Junk (``../shared/realdocs/debian-reference``: the PDF, the HTML pages, the text): the
    share of chunks that are dot leaders, running headers, fake tables, under 60 characters,
    or a heading alone (definitions in :func:`junk_kinds`), for a few strategies at their
@@ -138,6 +140,29 @@ def score(question_refs: Sequence[Tuple[str, Spans]], retrieved: Sequence[Sequen
            enumerate(("recall", "precision", "iou"))}
     out["per_question"] = arr[:, [0, 2]]  # recall and IoU of each question, for paired comparisons
     return out
+
+
+def whole_share(texts: Dict[str, str], question_refs: Sequence[Tuple[str, Spans]],
+                pool: Sequence[Tuple[str, int, int]]) -> float:
+    """Percent of the reference excerpts that lie wholly inside one chunk (whitespace at an
+    excerpt's edges left out).
+
+    A property of the cuts alone, free of the embedder and of the ranking: an excerpt cut in
+    two can be fully recalled only when both of its chunks are retrieved.
+    """
+    by_corpus: Dict[str, Spans] = {}
+    for corpus, s, e in pool:
+        by_corpus.setdefault(corpus, []).append((s, e))
+    excerpts = [(corpus, s, e) for corpus, refs in question_refs for s, e in refs]
+    whole = 0
+    for corpus, s, e in excerpts:
+        text = texts[corpus]
+        while s < e and text[s].isspace():  # chunks are trimmed: a space at an excerpt's edge is no cut
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        whole += any(cs <= s and e <= ce for cs, ce in by_corpus.get(corpus, ()))
+    return 100.0 * whole / max(len(excerpts), 1)
 
 
 def locate(corpus: str, texts: Sequence[str]) -> Tuple[Spans, int]:
@@ -317,7 +342,7 @@ def retrieval(args) -> List[dict]:
                    minimum=minimum, unflagged=getattr(spans_of, "unflagged", None),
                    undersized=getattr(spans_of, "undersized", None),
                    mean_chars=float(np.mean(lengths)), mean_tokens=float(np.mean(tokens)),
-                   max_tokens=int(max(tokens)), seconds=chunk_seconds, **m)
+                   max_tokens=int(max(tokens)), seconds=chunk_seconds, whole=whole_share(texts, refs, pool), **m)
         results.append(row)
         print(f"  {name} {size} {unit}: recall {m['recall'][0]:.1f} IoU {m['iou'][0]:.2f} "
               f"({len(pool)} chunks, {row['mean_tokens']:.0f} tokens mean, {chunk_seconds:.1f} s)",
@@ -344,12 +369,14 @@ def report_retrieval(results: List[dict]) -> None:
     groups = sorted({r["group"] for r in results if r["group"]})
     for g in groups:
         print(f"\n#### Size {g} cl100k tokens (strategies sized in characters: {g} x characters per token)\n")
-        print("| strategy | size | chunks | mean tokens | max tokens | mean chars | recall | precision | IoU |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("| strategy | size | chunks | mean tokens | max tokens | mean chars | excerpts whole | recall | precision "
+              "| IoU |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in sorted((r for r in results if r["group"] == g), key=lambda r: -r["iou"][0]):
             lost = f" ({r['lost']} not found)" if r["lost"] else ""
             print(f"| {r['strategy']}{lost} | {r['size']} {r['unit']} | {r['chunks']} | {r['mean_tokens']:.0f} | "
-                  f"{r['max_tokens']} | {r['mean_chars']:.0f} | {fmt(r['recall'])} | {fmt(r['precision'])} | "
+                  f"{r['max_tokens']} | {r['mean_chars']:.0f} | {r['whole']:.1f}% | {fmt(r['recall'])} | "
+                  f"{fmt(r['precision'])} | "
                   f"{fmt(r['iou'])} |")
     rec = sorted((r for r in results if r["strategy"] == "recursive"), key=lambda r: r["mean_chars"])
     if rec:
