@@ -376,8 +376,7 @@ def report_retrieval(results: List[dict]) -> None:
             lost = f" ({r['lost']} not found)" if r["lost"] else ""
             print(f"| {r['strategy']}{lost} | {r['size']} {r['unit']} | {r['chunks']} | {r['mean_tokens']:.0f} | "
                   f"{r['max_tokens']} | {r['mean_chars']:.0f} | {r['whole']:.1f}% | {fmt(r['recall'])} | "
-                  f"{fmt(r['precision'])} | "
-                  f"{fmt(r['iou'])} |")
+                  f"{fmt(r['precision'])} | {fmt(r['iou'])} |")
     rec = sorted((r for r in results if r["strategy"] == "recursive"), key=lambda r: r["mean_chars"])
     if rec:
         print("\n#### Against the recursive frontier (recursive interpolated at the same mean chunk size, "
