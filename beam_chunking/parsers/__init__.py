@@ -34,7 +34,7 @@ def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLim
     Args:
         document: Raw document.
         decode_errors: ``"strict"`` (default) or ``"replace"``; see
-            :func:`beam_chunking.parsers.decode.decode_text`.
+            :func:`beam_chunking.parsers.decode.decode`.
         limits: Safety caps (see :class:`ParseLimits`), ``max_parse_seconds`` included: the
             parse runs under that time budget, in a child process killed when it runs out
             for :data:`~beam_chunking.parsers.watchdog.ISOLATED_TYPES` while

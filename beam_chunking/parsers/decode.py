@@ -8,7 +8,9 @@
    legacy encoding, among :data:`LEGACY_ENCODINGS`, under which the bytes read as coherent
    text (GBK/GB18030, Shift-JIS, EUC-JP, Big5, EUC-KR, windows-1252 and Latin-1,
    windows-1251, KOI8-R ...). Bytes that are mostly valid UTF-8 with a few bad sequences are
-   damaged UTF-8, not a legacy encoding, and are never guessed at;
+   damaged UTF-8, not a legacy encoding, and are never guessed at; bytes whose non-ASCII
+   bytes all stand alone (accented letters in Latin text) are read in single-byte code pages
+   only;
 4. when no encoding fits, ``errors="strict"`` (the default) fails the document with a
    :class:`~beam_chunking.errors.DecodeError` naming the first bad byte's offset, and
    ``errors="replace"`` decodes UTF-8 with U+FFFD for each invalid sequence, counted.
@@ -17,13 +19,15 @@ The result records the encoding (a Python codec name: ``data.decode(encoding)`` 
 text, after a byte-order mark) and a confidence in [0, 1] that lands in the documents
 table's ``encoding`` and ``encoding_confidence`` columns.
 
-:func:`decode_text` is the UTF-only step 1-2 (and 4) for parsers that learn the charset some
-other way, such as an HTML page's ``<meta charset>``.
+:func:`decode_unicode` is steps 1-2 alone, for parsers that learn the charset some other way
+when the bytes are not Unicode (an HTML page's ``<meta charset>``); :func:`decode_text` is
+steps 1-2 and 4.
 """
 from __future__ import annotations
 
 import codecs
 import hashlib
+import re
 import threading
 from typing import Any, Dict, NamedTuple, Optional, Tuple
 
@@ -43,6 +47,11 @@ LEGACY_ENCODINGS: Tuple[str, ...] = (
     "cp1256", "cp1254", "cp874", "cp1253", "cp1255", "koi8_r", "koi8_u", "iso8859_5", "iso8859_7",
     "cp1257", "cp1258",
 )
+
+#: The legacy encodings of :data:`LEGACY_ENCODINGS` that write a character in two bytes or more.
+MULTI_BYTE_ENCODINGS = frozenset({"cp932", "euc_jp", "gb18030", "cp949", "big5hkscs"})
+# Two bytes of 0x80 and above side by side; see detect_encoding.
+_HIGH_PAIR = re.compile(rb"[\x80-\xff]{2}")
 
 #: Valid multi-byte UTF-8 characters per invalid sequence at or above which bytes are taken
 #: as damaged UTF-8 rather than a legacy encoding. Legacy text read as UTF-8 gives well under
@@ -153,6 +162,20 @@ def decode_text(data: bytes, *, uri: str = "", document_id: Optional[str] = None
     return _replaced(body, encoding)
 
 
+def decode_unicode(data: bytes) -> Optional[Decoded]:
+    """The text of bytes in UTF-8 (ASCII included, with or without a byte-order mark) or in
+    UTF-16 with a byte-order mark, with confidence 1.0; ``None`` when they are not valid in it.
+
+    For parsers that learn the charset some other way when this fails (an HTML page's
+    ``<meta charset>``), before falling back to :func:`decode`.
+    """
+    encoding, body, _ = _declared(data)
+    try:
+        return Decoded(body.decode(encoding), encoding, 1.0)
+    except UnicodeDecodeError:
+        return None
+
+
 def damaged_utf8(data: bytes) -> bool:
     """Whether invalid UTF-8 ``data`` is UTF-8 with a few bad sequences rather than legacy
     text: it holds at least :data:`DAMAGED_UTF8_RATIO` valid multi-byte characters per
@@ -176,7 +199,14 @@ def detect_encoding(data: bytes) -> Optional[Tuple[str, float]]:
     # A core dependency, imported on first use: most documents are UTF-8 and never need it.
     from charset_normalizer import from_bytes
 
-    matches = list(from_bytes(data, cp_isolation=list(LEGACY_ENCODINGS)))
+    # Text in a CJK encoding puts two bytes of 0x80 and above side by side in nearly every
+    # character (both bytes in EUC and GBK, Shift-JIS kana and most kanji). Where every such
+    # byte stands alone between ASCII bytes, as accented letters in Latin text do, a CJK
+    # reading would pair each with the ASCII letter after it (K\xe4mpf as K舂pf): only
+    # single-byte code pages are considered.
+    lone = _HIGH_PAIR.search(data) is None
+    encodings = [e for e in LEGACY_ENCODINGS if not (lone and e in MULTI_BYTE_ENCODINGS)]
+    matches = list(from_bytes(data, cp_isolation=encodings))
     if not matches:
         return None
     # Candidates: the readings nearly as free of mojibake as the cleanest; of them, those

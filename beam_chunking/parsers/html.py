@@ -5,7 +5,9 @@ markup). What becomes text:
 
 - Scripts, styles, forms controls, ``aside``, hidden elements, page-level
   ``header``/``footer`` (those outside ``article``/``main``/``section``) and elements whose
-  ARIA role or class marks them as banners or DocBook navigation bars are left out. When the
+  ARIA role or class marks them as banners or DocBook navigation bars are left out, and so are
+  navigation tables (DocBook's ``summary="Navigation header"``, or any table of at most
+  :data:`NAV_BAR_MAX_ROWS` rows whose text is all links to other pages). When the
   page has a ``<main>`` element (or ``role="main"``), only it is read.
 - Contents listings inside what is read are cut out and recorded in
   ``ParsedDocument.dropped`` as ``"table of contents"`` (``keep={"contents"}`` keeps them):
@@ -28,18 +30,24 @@ markup). What becomes text:
 
 The document's ``<title>`` is recorded as ``title`` metadata. Inline DTDs and entity
 declarations are never expanded (HTML parsers do not process them).
+
+Bytes are read as Unicode (UTF-8, or what a byte-order mark names) when they are valid in it;
+otherwise in the charset the page declares (``<meta charset>``, ``http-equiv`` content, or an
+XHTML page's XML declaration); a page that declares none is read in the legacy encoding
+detected in it, as plain text is (:func:`~beam_chunking.parsers.decode.decode`), much as a
+browser sniffs one. ``encoding`` and ``encoding_confidence`` are recorded as metadata.
 """
 from __future__ import annotations
 
 import codecs
 import re
-from typing import FrozenSet, List, Optional, Tuple
+from typing import FrozenSet, List, Optional
 
 from beam_chunking.errors import DecodeError, ParseError
 from beam_chunking.parsers._build import HeadingSections, clean, collapse, markdown_table
 from beam_chunking.parsers._depth import nesting_depth
 from beam_chunking.parsers._optional import require
-from beam_chunking.parsers.decode import decode_text
+from beam_chunking.parsers.decode import Decoded, decode, decode_unicode
 from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, check_time, exceeded
 from beam_chunking.types import Document, ParsedDocument
@@ -54,6 +62,12 @@ CHROME_ROLES = frozenset("banner contentinfo search menu menubar toolbar".split(
 #: Class names that mark navigation chrome (DocBook and Javadoc navigation bars, CMS themes).
 CHROME_CLASSES = frozenset(
     "navheader navfooter topNav subNav bottomNav breadcrumb breadcrumbs skip-link skiplink".split())
+#: A table of at most this many rows, with at least :data:`NAV_BAR_MIN_LINKS` links to other
+#: pages and nothing but link text (:data:`NAV_BAR_LINK_SHARE`), is a navigation bar (Prev, Up,
+#: Next), whatever its markup: chrome, not a data table.
+NAV_BAR_MAX_ROWS = 3
+NAV_BAR_MIN_LINKS = 2
+NAV_BAR_LINK_SHARE = 0.9
 #: Elements that do not start a block (their text flows into the surrounding paragraph).
 INLINE = frozenset(
     "a abbr b bdi bdo cite code data dfn em font i img kbd label mark q rp rt ruby s samp small "
@@ -92,31 +106,37 @@ MAX_ELEMENT_PATH = 32
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CONTENT_ANCESTORS = frozenset({"article", "main", "section"})
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
+# An XHTML page may declare its encoding only in its XML declaration.
+_XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*\sencoding\s*=\s*["']([A-Za-z0-9_.:-]+)""")
 
 
-def _decode(doc: Document, errors: str) -> Tuple[str, int]:
-    """UTF-8/UTF-16 with BOM first; otherwise the charset the page declares in a ``<meta>``."""
+def _decode(doc: Document, errors: str) -> Decoded:
+    """Unicode (UTF-8, or a byte-order mark's encoding) first; otherwise the charset the page
+    declares (``<meta>``, or an XHTML page's XML declaration); a page that declares none is
+    decoded as the text parsers decode (:func:`~beam_chunking.parsers.decode.decode`: the
+    legacy encoding detected), as a browser sniffs one."""
+    unicode = decode_unicode(doc.data)
+    if unicode is not None:
+        return unicode
+    head = doc.data[:4096]
+    declared = _META_CHARSET.search(head) or _XML_ENCODING.search(head)
+    if declared is None:
+        return decode(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
     try:
-        return decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors="strict")
-    except DecodeError:
-        declared = _META_CHARSET.search(doc.data[:4096])
-        if declared is None:
-            return decode_text(doc.data, uri=doc.uri, document_id=doc.id, errors=errors)
-        try:
-            codec = codecs.lookup(declared.group(1).decode("ascii")).name
-        except LookupError:
-            raise ParseError(
-                f"HTML declares unknown charset {declared.group(1).decode('ascii', 'replace')!r} "
-                "and is not valid UTF-8", document_id=doc.id, uri=doc.uri) from None
-        try:
-            return doc.data.decode(codec), 0
-        except UnicodeDecodeError as exc:
-            if errors == "strict":
-                raise DecodeError(
-                    f"invalid {codec} at byte offset {exc.start}; run with decode_errors='replace' "
-                    "to keep it with U+FFFD replacements", document_id=doc.id, uri=doc.uri) from None
-            text = doc.data.decode(codec, errors="replace")
-            return text, text.count("\ufffd")
+        codec = codecs.lookup(declared.group(1).decode("ascii")).name
+    except LookupError:
+        raise ParseError(
+            f"HTML declares unknown charset {declared.group(1).decode('ascii', 'replace')!r} "
+            "and is not valid UTF-8", document_id=doc.id, uri=doc.uri) from None
+    try:
+        return Decoded(doc.data.decode(codec), codec, 1.0)
+    except UnicodeDecodeError as exc:
+        if errors == "strict":
+            raise DecodeError(
+                f"invalid {codec} at byte offset {exc.start}; run with decode_errors='replace' "
+                "to keep it with U+FFFD replacements", document_id=doc.id, uri=doc.uri) from None
+        text = doc.data.decode(codec, errors="replace")
+        return Decoded(text, codec, 1.0, text.count("\ufffd"))
 
 
 #: One CSS selector for everything left out; Lexbor matches it in C before the walk.
@@ -124,6 +144,8 @@ CHROME_SELECTOR = ", ".join([
     *sorted(DROPPED), "[hidden]", "[aria-hidden=true]",
     *(f"[role={role}]" for role in sorted(CHROME_ROLES)),
     *(f".{name}" for name in sorted(CHROME_CLASSES)),
+    # DocBook XSL's navigation tables, also where a customisation dropped their div's class.
+    "table[summary='Navigation header']", "table[summary='Navigation footer']",
     *(f"[style*='{rule}']" for rule in ("display:none", "display: none", "visibility:hidden", "visibility: hidden")),
 ])
 
@@ -131,12 +153,23 @@ CHROME_SELECTOR = ", ".join([
 def _remove_chrome(tree) -> None:
     for node in tree.css(CHROME_SELECTOR):
         node.decompose()
+    for node in [t for t in tree.css("table") if _is_navigation_bar(t)]:
+        node.decompose()
     for node in tree.css("header, footer"):
         parent = node.parent
         while parent is not None and parent.tag not in _CONTENT_ANCESTORS:
             parent = parent.parent
         if parent is None:  # a page-level banner or footer, not an article's own
             node.decompose()
+
+
+def _is_navigation_bar(table) -> bool:
+    """Whether ``table`` is a bar of links to other pages (see :data:`NAV_BAR_MAX_ROWS`): no
+    table inside, at most that many rows, and its text all link text (image links have none)."""
+    if len(table.css("table")) > 1 or len(table.css("tr")) > NAV_BAR_MAX_ROWS:
+        return False
+    away = [a for a in table.css("a[href]") if not (a.attributes.get("href") or "").startswith("#")]
+    return len(away) >= NAV_BAR_MIN_LINKS and _link_share(table) >= NAV_BAR_LINK_SHARE
 
 
 def _is_layout_table(node) -> bool:
@@ -310,7 +343,8 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
             Default none.
     """
     lexbor = require("selectolax.lexbor", "selectolax")
-    html, replaced = _decode(doc, errors)
+    decoded = _decode(doc, errors)
+    html = decoded.text
     # Lexbor's time grows with size times depth: refuse a page nested too deep before it.
     if html.count("<") > max(DEPTH_CHECK_TAGS, limits.max_html_depth):
         depth = nesting_depth(html, limits.max_html_depth)
@@ -325,8 +359,7 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     if root is not None and "contents" not in keep:
         _drop_contents(root, doc.uri.replace("\\", "/").rsplit("/", 1)[-1], out.builder)
     meta = {"title": title} if title else {}
-    if replaced:
-        meta["decode_replacements"] = replaced
+    meta.update(decoded.metadata())
     if root is None:
         return out.builder.build(doc, meta)
 

@@ -203,6 +203,25 @@ def test_short_ambiguous_input_is_decoded_with_low_confidence():
     assert decode(quotes).text == "He said “hello” — and paid 5 €, it’s fine…"
 
 
+def test_lone_accented_bytes_in_english_text_are_not_read_as_cjk():
+    # Old changelogs: pages of English, a contributor's name in Latin-1. A CJK reading pairs
+    # each lone byte with the ASCII letter after it ("K\xe4mpf" as "K舂pf"); on this text,
+    # without the rule, detection picked windows-31j.
+    words = ("the make program now supports a new option for parallel builds when the makefile is read "
+             "twice and variables are expanded in order of their definition with targets rules and recipes "
+             "that change").split()
+    rng, lines = random.Random(1), []
+    while sum(len(line) + 1 for line in lines) < 30_000:
+        lines.append(" ".join(rng.choice(words) for _ in range(rng.randint(5, 12))).capitalize() + ".")
+    lines.insert(len(lines) // 2, "* The VMS port was done by Klaus Kämpf <kkaempf@example.org>.")
+    for text in ("\n".join(lines),
+                 "Changes in 23.6\n - Fixed the build (thanks to Marc Léger)\n - Added tests\n"):
+        decoded = decode(text.encode("latin_1"))
+        assert (decoded.text, decoded.encoding) == (text, "cp1252")
+    # A CJK paragraph keeps its reading: its bytes come in pairs.
+    assert decode(PARAGRAPHS["ja"].encode("shift_jis")).text == PARAGRAPHS["ja"]
+
+
 def test_byte_order_mark_with_invalid_body_is_not_guessed():
     with pytest.raises(DecodeError, match=r"invalid UTF-16 at byte offset 2 .*, the encoding its byte-order mark"):
         decode(codecs.BOM_UTF16_LE + b"\xfd")

@@ -88,15 +88,42 @@ def test_entities_and_doctype_are_not_expanded():
 
 def test_declared_charset_and_invalid_bytes():
     latin = "<html><head><meta charset='windows-1252'></head><body><p>café “q”</p></body></html>"
-    assert "café “q”" in parse(latin.encode("cp1252")).text
-    with pytest.raises(DecodeError, match="byte offset"):
-        parse(b"<p>caf\xe9</p>")
+    declared_latin = parse(latin.encode("cp1252"))
+    assert "café “q”" in declared_latin.text
+    assert (declared_latin.metadata["encoding"], declared_latin.metadata["encoding_confidence"]) == ("cp1252", 1.0)
     # bytes invalid in the declared charset: strict names the offset, replace counts them
     declared = b"<meta charset='shift_jis'><p>ok \x81\x20 end</p>"
     with pytest.raises(DecodeError, match="invalid shift_jis at byte offset"):
         parse(declared)
     lenient = parse_html(document("p.html", declared), errors="replace")
     assert lenient.metadata["decode_replacements"] == 1 and "\ufffd" in lenient.text
+
+
+def test_a_page_that_declares_no_charset_is_read_in_the_encoding_detected():
+    # An old manual page: ASCII markup, a name in Latin-1, no charset anywhere (a browser
+    # sniffs windows-1252; so does the text parser).
+    page = ("<html><head><meta http-equiv='Content-Type' content='text/html'><title>Changes</title></head>"
+            "<body><p>Fix typos (Jan Pokorný), thanks to Frédéric and Zoë.</p></body></html>")
+    doc = parse(page.encode("cp1252"))
+    assert "Fix typos (Jan Pokorný), thanks to Frédéric and Zoë." in doc.text
+    assert doc.metadata["encoding"] == "cp1252" and 0 < doc.metadata["encoding_confidence"] <= 1
+    cyrillic = "<p>" + "Привет, как дела? Это обычный текст на русском языке. " * 4 + "</p>"
+    assert "Привет, как дела?" in parse(cyrillic.encode("cp1251")).text
+    utf8 = parse("<p>café</p>".encode("utf-8"))
+    assert (utf8.metadata["encoding"], utf8.metadata["encoding_confidence"]) == ("utf-8", 1.0)
+    # UTF-8 with a stray bad byte is damaged, not legacy: strict names it, replace counts it
+    damaged = ("<p>" + "naïve café " * 10).encode("utf-8") + b"\xff</p>"
+    with pytest.raises(DecodeError, match="otherwise UTF-8"):
+        parse(damaged)
+    assert parse_html(document("d.html", damaged), errors="replace").metadata["decode_replacements"] == 1
+
+
+def test_an_xhtml_page_declares_its_encoding_in_the_xml_declaration():
+    page = ('<?xml version="1.0" encoding="ISO-8859-2"?>\n<html xmlns="http://www.w3.org/1999/xhtml">'
+            "<body><p>Zażółć gęślą jaźń</p></body></html>")
+    doc = parse(page.encode("iso8859_2"))
+    assert "Zażółć gęślą jaźń" in doc.text
+    assert (doc.metadata["encoding"], doc.metadata["encoding_confidence"]) == ("iso8859-2", 1.0)
 
 
 def test_deep_nesting_and_empty_input():
@@ -227,6 +254,28 @@ def test_javadoc_pages_lose_their_navigation_bars_and_keep_summary_tables():
     doc = parse(page)
     assert section_texts(doc) == ["Class Bar\n\nMethods\n| Modifier and Type | Method and Description |\n"
                                   "|---|---|\n| int | size() Returns the size. |"]
+
+
+def test_navigation_tables_are_left_out_whatever_their_class():
+    # A DocBook customisation (Valgrind's manual) keeps the summary but drops the navheader
+    # div; gtk-doc draws its arrows as image links; neither is a data table.
+    page = ('<html><body><div><table class="nav" summary="Navigation header"><tr>'
+            '<td><a accesskey="p" href="drd.html"><img src="prev.png" alt="Prev"></a></td>'
+            '<th>Valgrind User Manual</th></tr></table></div>'
+            '<table class="navigation"><tr><td><a href="imports.html"><img src="left.png" alt="Prev"></a></td>'
+            '<th><a href="imports.html">imports</a></th><th><a href="index.html">API documentation</a></th>'
+            '<th><a href="namespaces.html">namespaces</a></th></tr></table>'
+            '<h1>9. Massif</h1><p>Massif is a heap profiler.</p>'
+            '<table><tr><th>Option</th><th>Meaning</th></tr><tr><td><a href="opts.html">--heap</a></td>'
+            '<td>profile the heap</td></tr></table>'
+            '<table><tr><td><a href="x.html">one</a></td><td><a href="y.html">two</a></td></tr></table>'
+            '<div><table summary="Navigation footer"><tr><td><a accesskey="p" href="drd.html">&lt;&lt; 8. DRD</a></td>'
+            '<td><a accesskey="u" href="manual.html">Up</a></td><td><a accesskey="n" href="dh.html">10. DHAT &gt;&gt;'
+            '</a></td></tr><tr><td><a accesskey="h" href="index.html">Home</a></td></tr></table></div>'
+            '</body></html>')
+    doc = parse(page)
+    assert section_texts(doc) == ["9. Massif\n\nMassif is a heap profiler.",
+                                  "| Option | Meaning |\n|---|---|\n| --heap | profile the heap |"]
 
 
 def test_a_title_stays_where_it_is_before_a_layout_table_or_when_it_is_a_heading():
