@@ -7,7 +7,10 @@ markup). What becomes text:
   ``header``/``footer`` (those outside ``article``/``main``/``section``) and elements whose
   ARIA role or class marks them as banners or DocBook navigation bars are left out, and so are
   navigation tables (DocBook's ``summary="Navigation header"``, or any table of at most
-  :data:`NAV_BAR_MAX_ROWS` rows whose text is all links to other pages). When the
+  :data:`NAV_BAR_MAX_ROWS` rows whose text is all links to other pages), short blocks of
+  Prev/Up/Next links (two links with an access key or ``rel="prev"``, ``"next"`` or ``"up"``,
+  as DocBook, Texinfo and gtk-doc write them), and permalinks
+  (a link into the page whose text is a mark such as ``#`` or ``¶``). When the
   page has a ``<main>`` element (or ``role="main"``), only it is read.
 - Contents listings inside what is read are cut out and recorded in
   ``ParsedDocument.dropped`` as ``"table of contents"`` (``keep={"contents"}`` keeps them):
@@ -68,6 +71,20 @@ CHROME_CLASSES = frozenset(
 NAV_BAR_MAX_ROWS = 3
 NAV_BAR_MIN_LINKS = 2
 NAV_BAR_LINK_SHARE = 0.9
+#: Links that say they go to the previous, next or parent page: by ``rel``, or by the access
+#: keys P, N, U and H that DocBook, Texinfo and gtk-doc give their Prev/Next/Up/Home links
+#: (Texinfo's menus number theirs: those are contents).
+NAV_LINKS = ", ".join(["a[rel~=prev]", "a[rel~=next]", "a[rel~=up]",
+                       *(f"a[accesskey={key}]" for key in "pnuhPNUH")])
+#: The most non-whitespace characters a block holding two :data:`NAV_LINKS` or more may have
+#: and still be a navigation bar ("Previous: Missing Features, Up: libffi [Index]").
+NAV_BLOCK_MAX_CHARS = 200
+#: ... and at least this share of its text in links (a sentence that mentions the next
+#: chapter's link is text).
+NAV_BLOCK_LINK_SHARE = 0.4
+#: The whole text of a permalink: the mark a documentation generator links to its own heading
+#: or definition (Sphinx and MkDocs ``¶``, Node.js and GitHub ``#``, ``§``, ``🔗``).
+PERMALINK_MARKS = frozenset({"#", "¶", "§", "🔗", "⚓"})
 #: Elements that do not start a block (their text flows into the surrounding paragraph).
 INLINE = frozenset(
     "a abbr b bdi bdo cite code data dfn em font i img kbd label mark q rp rt ruby s samp small "
@@ -143,7 +160,8 @@ def _decode(doc: Document, errors: str) -> Decoded:
 CHROME_SELECTOR = ", ".join([
     *sorted(DROPPED), "[hidden]", "[aria-hidden=true]",
     *(f"[role={role}]" for role in sorted(CHROME_ROLES)),
-    *(f".{name}" for name in sorted(CHROME_CLASSES)),
+    # Class names match case-sensitively; DocBook's DSSSL stylesheets write NAVHEADER.
+    *(f".{n}" for name in sorted(CHROME_CLASSES) for n in dict.fromkeys((name, name.lower(), name.upper()))),
     # DocBook XSL's navigation tables, also where a customisation dropped their div's class.
     "table[summary='Navigation header']", "table[summary='Navigation footer']",
     *(f"[style*='{rule}']" for rule in ("display:none", "display: none", "visibility:hidden", "visibility: hidden")),
@@ -153,14 +171,42 @@ CHROME_SELECTOR = ", ".join([
 def _remove_chrome(tree) -> None:
     for node in tree.css(CHROME_SELECTOR):
         node.decompose()
-    for node in [t for t in tree.css("table") if _is_navigation_bar(t)]:
+    for node in [t for t in tree.css("table") if _is_navigation_bar(t)] + _navigation_blocks(tree):
         node.decompose()
+    for node in tree.css("a[href^='#']"):
+        if node.text(deep=True).strip() in PERMALINK_MARKS:
+            node.decompose()  # else "fs.readFile(path)#" would be a heading and its path
     for node in tree.css("header, footer"):
         parent = node.parent
         while parent is not None and parent.tag not in _CONTENT_ANCESTORS:
             parent = parent.parent
         if parent is None:  # a page-level banner or footer, not an article's own
             node.decompose()
+
+
+def _navigation_blocks(tree) -> list:
+    """The outermost blocks that hold two :data:`NAV_LINKS` or more, no heading, at most
+    :data:`NAV_BLOCK_MAX_CHARS` characters of text and :data:`NAV_BLOCK_LINK_SHARE` of it in
+    links: navigation bars however they are marked up."""
+    found = {}
+    for link in tree.css(NAV_LINKS):
+        node = link.parent
+        while node is not None and node.tag not in ("body", "html"):
+            if node.tag not in INLINE:
+                if len("".join(node.text(deep=True).split())) > NAV_BLOCK_MAX_CHARS:
+                    break
+                if (len(node.css(NAV_LINKS)) >= 2 and node.css_first("h1, h2, h3, h4, h5, h6") is None
+                        and _link_share(node) >= NAV_BLOCK_LINK_SHARE):
+                    found[node.mem_id] = node
+            node = node.parent
+    outermost = []
+    for node in found.values():
+        parent = node.parent
+        while parent is not None and parent.mem_id not in found:
+            parent = parent.parent
+        if parent is None:
+            outermost.append(node)
+    return outermost
 
 
 def _is_navigation_bar(table) -> bool:

@@ -278,6 +278,33 @@ def test_navigation_tables_are_left_out_whatever_their_class():
                                   "| Option | Meaning |\n|---|---|\n| --heap | profile the heap |"]
 
 
+def test_prev_up_next_bars_are_left_out_however_they_are_marked_up():
+    texinfo = ('<body><div class="header"><p>Previous: <a href="Missing.html" accesskey="p" rel="prev">Missing '
+               'Features</a>, Up: <a href="index.html" accesskey="u" rel="up">libffi</a> &nbsp; '
+               '[<a href="#Index" rel="index">Index</a>]</p></div><hr><h2>Index</h2><p>Entries.</p></body>')
+    assert section_texts(parse(texinfo)) == ["Index\n\nEntries."]
+    dsssl = ('<BODY><DIV CLASS="NAVHEADER"><TABLE SUMMARY="Header navigation table"><TR><TH COLSPAN="3">'
+             'Shared MIME-info Database</TH></TR><TR><TD><A HREF="index.html" ACCESSKEY="P">Prev</A></TD><TD></TD>'
+             '<TD><A HREF="x497.html" ACCESSKEY="N">Next</A></TD></TR></TABLE></DIV><H1>2. Unified system</H1>'
+             '<P>One database.</P></BODY>')
+    assert section_texts(parse(dsssl)) == ["2. Unified system\n\nOne database."]
+    # Links with rel=prev/next inside a sentence stay: the block is mostly text, not a bar.
+    prose = ('<p>This chapter builds on <a rel="prev" href="a.html">the last one</a> and leads to '
+             '<a rel="next" href="c.html">the next</a>, where the options are described in full.</p>')
+    assert parse(prose).text == "This chapter builds on the last one and leads to the next, where the options are described in full."
+
+
+def test_permalink_marks_are_not_part_of_headings_or_text():
+    page = ('<h2>File system<span><a class="mark" href="#file-system">#</a></span></h2><p>Read files.</p>'
+            '<h3>fs.readFile(path)<a class="headerlink" href="#fs-readfile" title="Permalink">¶</a></h3>'
+            '<dl><dt>open()<a class="headerlink" href="#open">¶</a></dt><dd>Opens it.</dd></dl>'
+            '<p>See <a href="#file-system">File system</a> and issue <a href="https://example.org/1">#</a>.</p>')
+    doc = parse(page)
+    assert [s.heading_path for s in doc.sections] == [("File system",), ("File system", "fs.readFile(path)")]
+    assert "¶" not in doc.text and "File system#" not in doc.text
+    assert "open()\n\nOpens it." in doc.text and "See File system and issue #." in doc.text
+
+
 def test_a_title_stays_where_it_is_before_a_layout_table_or_when_it_is_a_heading():
     doc = parse('<p class="title">Box title</p><table><tr><td><p>Boxed.</p></td></tr></table>'
                 '<h3 class="title">Real heading</h3><table><tr><td>a</td><td>b</td></tr></table>')
