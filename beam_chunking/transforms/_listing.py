@@ -32,17 +32,51 @@ def _may_descend(parts: List[str], folder: str) -> bool:
     return True
 
 
+#: Entries looked at, at most, inside a link to a folder for a file the pattern would match
+#: through it; past that the link is reported as if it held one.
+LINKED_FOLDER_SCAN = 10_000
+
+
+def _hides_matches(link: str, matches, base: str) -> bool:
+    """Whether the folder that ``link`` points to holds a file that ``matches`` would take
+    through the link and that the walk of ``base`` does not list under its own path (a link
+    to a sibling folder that the pattern reads anyway hides nothing). Looks at
+    :data:`LINKED_FOLDER_SCAN` entries at most, links inside not followed; past that, assumed."""
+    real_base = os.path.realpath(base).rstrip("/") or "/"
+    target = os.path.realpath(link)
+    inside = target == real_base or target.startswith(real_base.rstrip("/") + "/")
+    seen = 0
+    for folder, folders, names in os.walk(link):
+        seen += len(folders) + len(names)
+        real_folder = os.path.realpath(folder)
+        for name in names:
+            if not matches(os.path.join(folder, name)):
+                continue
+            # The same file as the walk of base names it: below base, real folders only.
+            own = os.path.join(base.rstrip("/") + real_folder[len(real_base.rstrip("/")):], name)
+            if not (inside and matches(own)):
+                return True
+        if seen > LINKED_FOLDER_SCAN:
+            return True
+    return False
+
+
 def list_local(pattern: str) -> Tuple[List[FileMetadata], List[str]]:
     """One walk of a local glob ``pattern``: ``(listed, unlisted)``.
 
     ``listed`` is what Beam's match returns for it: every file the pattern matches, with its
     size and modification time, in the walk's order (Beam's ``os.walk`` order). ``unlisted``
     is what that match leaves out without a word, in path order: links that dangle or loop
-    (when the pattern matches them), links to folders and folders that cannot be listed
-    (when the pattern would match files inside them). Both come from one walk that reads
-    only folders the pattern can reach and stats only the names it matches, once each;
-    Beam's walks everything under the base and stats each file twice (17.5 against about
-    5 ms on the 2,008 files of bench/incremental.py, as measured in bench/README.md).
+    (when the pattern matches them), links to folders that hold files the pattern would
+    match through the link and that the walk does not list under their own path
+    (``docs/**/*.pdf`` reports no link to a folder without PDFs, nor one to a folder of
+    ``docs`` that the walk reads anyway), and
+    folders that cannot be listed (when the pattern could match files inside them). Both
+    come from one walk that reads only folders the pattern can reach (and, for a link to a
+    folder the pattern can reach, the folder it points to, until a match is found) and
+    stats only the names it matches, once each; Beam's walks everything under the base and
+    stats each file twice (17.5 against about 5 ms on the 2,008 files of
+    bench/incremental.py, as measured in bench/README.md).
 
     Args:
         pattern: An absolute local pattern with a wildcard (as :class:`ReadDocuments`
@@ -83,7 +117,7 @@ def list_local(pattern: str) -> Tuple[List[FileMetadata], List[str]]:
         for name in list(folders):
             path = os.path.join(folder, name)
             if os.path.islink(path):
-                if _may_descend(parts, path):
+                if _may_descend(parts, path) and _hides_matches(path, matches, base):
                     found.append(path)
             elif prune and not _may_descend(parts, path):
                 folders.remove(name)  # nothing below can match: do not walk it

@@ -37,10 +37,28 @@ def unlisted(pattern):
 def test_unlisted_entries_follow_what_the_pattern_would_read(tree):
     listed = [m.path for m in FileSystems.match([f"{tree}/**"])[0].metadata_list]
     assert sorted(listed) == [f"{tree}/good.txt", f"{tree}/sub/a.txt"]  # Beam drops the three links
-    assert unlisted(f"{tree}/**") == [f"{tree}/{n}" for n in ("alias", "dangling.txt", "loop.txt")]
+    # alias -> sub: what it holds is read as sub/..., so only a pattern that reads alias/ and
+    # not sub/ loses files through it
+    assert unlisted(f"{tree}/**") == [f"{tree}/dangling.txt", f"{tree}/loop.txt"]
     assert unlisted(f"{tree}/*") == [f"{tree}/dangling.txt", f"{tree}/loop.txt"]  # '*' reads no folder
-    assert unlisted(f"{tree}/*/*.txt") == [f"{tree}/alias"]
+    assert unlisted(f"{tree}/*/*.txt") == []
+    assert unlisted(f"{tree}/al*/*.txt") == [f"{tree}/alias"]
     assert unlisted(f"{tree}/g*") == []
+    assert unlisted(f"{tree}/**/*.md") == []  # the linked folder holds no file the pattern takes
+
+
+def test_a_link_to_a_folder_is_reported_only_when_it_hides_files(tree, tmp_path):
+    (tree / "sub" / "b.md").write_text("x")
+    # alias -> sub: through the link, b.md would be read as alias/b.md, but the walk reads
+    # sub/b.md itself: nothing is hidden. A pattern that reads alias/ but not sub/ is hidden.
+    assert unlisted(f"{tree}/**/*.md") == []
+    assert unlisted(f"{tree}/a*/*.md") == [f"{tree}/alias"]
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "c.md").write_text("x")
+    os.symlink(outside, tree / "out")
+    assert unlisted(f"{tree}/**/*.md") == [f"{tree}/out"]  # its files are nowhere else under the root
+    assert unlisted(f"{tree}/**/*.pdf") == []  # it holds no file the pattern takes
     assert [m.path for m in MatchFn().match(f"{tree}/good.txt")] == [f"{tree}/good.txt"]  # no wildcard: Beam's match
 
 
@@ -65,7 +83,9 @@ def test_a_pattern_that_is_not_a_valid_glob_fails_as_beams_match_does(tree):
 
 def test_the_match_step_adds_what_the_listing_drops_and_leaves_out_exclusions(tree):
     found = sorted(m.path for m in MatchFn(exclude=["*/sub/*"]).match(f"{tree}/**"))
-    assert found == [f"{tree}/{n}" for n in ("alias", "dangling.txt", "good.txt", "loop.txt")]
+    assert found == [f"{tree}/{n}" for n in ("dangling.txt", "good.txt", "loop.txt")]
+    found = sorted(m.path for m in MatchFn(allow_empty=True).match(f"{tree}/al*/*"))
+    assert found == [f"{tree}/alias"]
     with pytest.raises(FileNotFoundError, match="no file matches .*/nothing-"):
         MatchFn().match(f"{tree}/nothing-*")
     assert MatchFn(allow_empty=True).match(f"{tree}/nothing-*") == []
