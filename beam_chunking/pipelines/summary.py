@@ -10,6 +10,29 @@ from beam_chunking.transforms.manifest import TABLES, read_manifest, read_table,
 
 #: How many failure reasons the summary lists.
 TOP_FAILURES = 5
+#: Characters of a failure's message the summary shows, at most.
+REASON_WIDTH = 120
+
+
+def reason(message: str, uri: str) -> str:
+    """A failure's message as the summary lists it: without the ``"{uri}: "`` every message
+    starts with (the line names an example document already), on one line, cut at a word
+    boundary with ``…`` past :data:`REASON_WIDTH` characters."""
+    text = " ".join((message or "").split())
+    if uri and text.startswith(f"{uri}: "):
+        text = text[len(uri) + 2:]
+    if len(text) <= REASON_WIDTH:
+        return text
+    cut = text[:REASON_WIDTH - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:") + "…"
+
+
+def _cause(doc: dict) -> Tuple[str, str, str]:
+    """What failures are counted by: type, stage, and the message's first clause (up to a
+    parenthesis or semicolon, the document's own name removed), so that a link to a folder
+    and a link out of the input root are two reasons though both are skipped at read."""
+    head = reason(doc["error_message"] or "", doc["uri"] or "").split("(", 1)[0].split(";", 1)[0]
+    return doc["error_type"] or "", doc["stage"] or "", head.rstrip(" …")
 
 
 @dataclass(frozen=True)
@@ -17,7 +40,8 @@ class RunSummary:
     """Counts of one finished run, read back from its documents table.
 
     ``by_content_type`` and ``by_strategy`` count documents per status; ``failures`` lists
-    the most common ``(error_type, stage, count, example uri, message)``; ``llm`` totals the
+    the most common causes as ``(error_type, stage, count, example uri, message)`` (see
+    :func:`reason`); ``llm`` totals the
     documents table's chat-model counters (empty when no strategy called a model);
     ``parents`` counts the parents table's rows; ``changes`` counts the changes table's
     documents per change (``new``, ``changed``, ``unchanged``, ``deleted``; empty for an
@@ -64,7 +88,7 @@ class RunSummary:
                           for name, counts in sorted(groups.items())]
         if self.failures:
             lines.append("top failure reasons:")
-            lines += [f"  {count} x {etype} at {stage}: {message[:120]} (e.g. {uri})"
+            lines += [f"  {count} x {etype} at {stage}: {message} (e.g. {uri})"
                       for etype, stage, count, uri, message in self.failures]
         lines += [
             f"chunks table:    {self.output}/chunks/ ({len(self.tables.get('chunks', []))} files)",
@@ -93,10 +117,10 @@ def summarize(output: str, seconds: float, max_failures: str = "0") -> RunSummar
     table = read_table(output, "documents", columns=columns)
     docs = table.to_pylist() if table is not None else []
     status = Counter(d["status"] for d in docs)
-    reasons: Dict[Tuple[str, str], List[dict]] = {}
+    reasons: Dict[Tuple[str, str, str], List[dict]] = {}
     for d in docs:
         if d["status"] == "failed":
-            reasons.setdefault((d["error_type"] or "", d["stage"] or ""), []).append(d)
+            reasons.setdefault(_cause(d), []).append(d)
     changes: Counter = Counter()
     if "changes" in manifest["tables"]:
         found = read_table(output, "changes", columns=["change"])
@@ -107,8 +131,8 @@ def summarize(output: str, seconds: float, max_failures: str = "0") -> RunSummar
         chunks=sum(d["chunk_count"] or 0 for d in docs), bytes=sum(d["size_bytes"] or 0 for d in docs),
         seconds=seconds, tables=tables, by_content_type=_groups(docs, "content_type"),
         by_strategy=_groups([d for d in docs if d["status"] != "failed"], "strategy"),
-        failures=[(etype, stage, len(ds), ds[0]["uri"], " ".join((ds[0]["error_message"] or "").split()))
-                  for (etype, stage), ds in top],
+        failures=[(etype, stage, len(ds), ds[0]["uri"], reason(ds[0]["error_message"], ds[0]["uri"]))
+                  for (etype, stage, _), ds in top],
         max_failures=max_failures,
         llm={k: sum(d[k] or 0 for d in docs) for k in LLM_COLUMNS} if any(d["llm_calls"] is not None for d in docs)
         else {},

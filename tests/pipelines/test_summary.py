@@ -1,0 +1,29 @@
+"""The end-of-run summary: failure reasons counted by cause, each said once and briefly."""
+from beam_chunking.pipelines.cli import EXIT_TOO_MANY_FAILURES, main
+from beam_chunking.pipelines.summary import REASON_WIDTH, reason
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
+GIF = b"GIF89a" + bytes(64)
+
+
+def test_a_reason_drops_the_documents_own_name_and_is_cut_at_a_word():
+    uri = "/data/in/a.txt"
+    assert reason(f"{uri}: not a regular file (a FIFO);\n it was not opened", uri) == \
+        "not a regular file (a FIFO); it was not opened"
+    assert reason("other/b.txt: kept as it is", uri) == "other/b.txt: kept as it is"
+    long = reason(f"{uri}: " + "word " * 60, uri)
+    assert len(long) <= REASON_WIDTH and long.endswith("word…")
+    assert reason(None, uri) == ""
+
+
+def test_failures_are_counted_by_cause_not_only_by_type(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, data in (("a.png", PNG), ("b.png", PNG), ("c.gif", GIF)):
+        (src / name).write_bytes(data)
+    (src / "ok.txt").write_text("A document that parses.")
+    assert main(["run", "--input", f"{src}/*", "--output", str(tmp_path / "out")]) == EXIT_TOO_MANY_FAILURES
+    lines = capsys.readouterr().out.split("top failure reasons:\n", 1)[1].splitlines()
+    assert lines[0].startswith("  2 x UnsupportedContentType at parse: content type 'image/png' has no parser")
+    assert lines[0].endswith(f"(e.g. {src}/a.png)") and lines[0].count(str(src)) == 1
+    assert lines[1].startswith("  1 x UnsupportedContentType at parse: content type 'image/gif' has no parser")
