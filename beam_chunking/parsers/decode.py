@@ -3,7 +3,9 @@
 :func:`decode` is what the text parsers (plain text, Markdown, code, CSV/TSV) use:
 
 1. a byte-order mark names the encoding (UTF-8, UTF-16 LE/BE) and is dropped from the text;
-2. otherwise bytes that are valid UTF-8 (ASCII included) are UTF-8, with confidence 1.0;
+2. otherwise bytes that are valid UTF-8 (ASCII included) are UTF-8, with confidence 1.0,
+   unless they are ASCII with the escape sequences of ISO-2022-JP or ISO-2022-KR
+   (:func:`decode_iso2022`), which they are then decoded in;
 3. otherwise `charset-normalizer <https://github.com/jawah/charset_normalizer>`_ picks the
    legacy encoding, among :data:`LEGACY_ENCODINGS`, under which the bytes read as coherent
    text (GBK/GB18030, Shift-JIS, EUC-JP, Big5, EUC-KR, windows-1252 and Latin-1,
@@ -47,6 +49,13 @@ LEGACY_ENCODINGS: Tuple[str, ...] = (
     "cp1256", "cp1254", "cp874", "cp1253", "cp1255", "koi8_r", "koi8_u", "iso8859_5", "iso8859_7",
     "cp1257", "cp1258",
 )
+
+#: 7-bit encodings that switch to a double-byte set with escape sequences (Japanese e-mail's
+#: ISO-2022-JP, Korean ISO-2022-KR), in the order tried: the first that decodes the bytes.
+#: Their bytes are ASCII, hence valid UTF-8, and read as UTF-8 they would keep the escapes.
+ISO2022_ENCODINGS: Tuple[str, ...] = ("iso2022_jp", "iso2022_kr", "iso2022_jp_2")
+# The designations of a double-byte set: ESC $ @, ESC $ A, ESC $ B, ESC $ ( X, ESC $ ) X.
+_ISO2022_DESIGNATION = re.compile(rb"\x1b\$[@AB()]")
 
 #: The legacy encodings of :data:`LEGACY_ENCODINGS` that write a character in two bytes or more.
 MULTI_BYTE_ENCODINGS = frozenset({"cp932", "euc_jp", "gb18030", "cp949", "big5hkscs"})
@@ -176,6 +185,20 @@ def decode_unicode(data: bytes) -> Optional[Decoded]:
         return None
 
 
+def decode_iso2022(data: bytes) -> Optional[Decoded]:
+    """The text of ASCII bytes in an escape-sequence encoding of :data:`ISO2022_ENCODINGS`,
+    with confidence 1.0 (a designation sequence names the set); ``None`` when the bytes hold
+    no designation or none of those encodings decodes them."""
+    if b"\x1b" not in data or not data.isascii() or not _ISO2022_DESIGNATION.search(data):
+        return None
+    for encoding in ISO2022_ENCODINGS:
+        try:
+            return Decoded(data.decode(encoding), encoding, 1.0)
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
 def damaged_utf8(data: bytes) -> bool:
     """Whether invalid UTF-8 ``data`` is UTF-8 with a few bad sequences rather than legacy
     text: it holds at least :data:`DAMAGED_UTF8_RATIO` valid multi-byte characters per
@@ -257,9 +280,11 @@ def decode(data: bytes, *, uri: str = "", document_id: Optional[str] = None, err
     _check_policy(errors)
     encoding, body, skipped = _declared(data)
     try:
-        return Decoded(body.decode(encoding), encoding, 1.0)
+        text = body.decode(encoding)
     except UnicodeDecodeError as exc:
         first = exc
+    else:
+        return (decode_iso2022(body) if not skipped else None) or Decoded(text, encoding, 1.0)
     offset, sequence = first.start + skipped, body[first.start:first.end]
     damaged = skipped == 0 and encoding == "utf-8" and damaged_utf8(body)
     detected = detect_encoding(body) if skipped == 0 and encoding == "utf-8" and not damaged else None

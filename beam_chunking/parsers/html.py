@@ -50,7 +50,7 @@ from beam_chunking.errors import DecodeError, ParseError
 from beam_chunking.parsers._build import HeadingSections, clean, collapse, markdown_table
 from beam_chunking.parsers._depth import nesting_depth
 from beam_chunking.parsers._optional import require
-from beam_chunking.parsers.decode import Decoded, decode, decode_unicode
+from beam_chunking.parsers.decode import Decoded, decode, decode_iso2022, decode_unicode
 from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, check_time, exceeded
 from beam_chunking.types import Document, ParsedDocument
@@ -128,11 +128,13 @@ _XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*\sencoding\s*=\s*["']([A-Za-z0-9_
 
 
 def _decode(doc: Document, errors: str) -> Decoded:
-    """Unicode (UTF-8, or a byte-order mark's encoding) first; otherwise the charset the page
-    declares (``<meta>``, or an XHTML page's XML declaration); a page that declares none is
-    decoded as the text parsers decode (:func:`~beam_chunking.parsers.decode.decode`: the
-    legacy encoding detected), as a browser sniffs one."""
-    unicode = decode_unicode(doc.data)
+    """Unicode (UTF-8, or a byte-order mark's encoding) first, or ISO-2022 where its escape
+    sequences say so (:func:`~beam_chunking.parsers.decode.decode_iso2022`); otherwise the
+    charset the page declares (``<meta>``, or an XHTML page's XML declaration); a page that
+    declares none is decoded as the text parsers decode
+    (:func:`~beam_chunking.parsers.decode.decode`: the legacy encoding detected), as a
+    browser sniffs one."""
+    unicode = decode_iso2022(doc.data) or decode_unicode(doc.data)
     if unicode is not None:
         return unicode
     head = doc.data[:4096]

@@ -222,6 +222,18 @@ def test_lone_accented_bytes_in_english_text_are_not_read_as_cjk():
     assert decode(PARAGRAPHS["ja"].encode("shift_jis")).text == PARAGRAPHS["ja"]
 
 
+@pytest.mark.parametrize("language,encoding", [("ja", "iso2022_jp"), ("ko", "iso2022_kr")])
+def test_escape_sequence_encodings_are_not_taken_for_ascii(language, encoding):
+    # Japanese e-mail's 7-bit encoding: ASCII bytes, valid UTF-8, that would keep their escapes.
+    text = PARAGRAPHS[language]
+    data = text.encode(encoding)
+    assert data.isascii()
+    assert decode(data) == (text, encoding, 1.0, 0)
+    assert parse(Document("d", "a.html", f"<p>{text}</p>".encode(encoding), "text/html")).text == text
+    # An escape character alone is no designation: ASCII stays UTF-8.
+    assert decode(b"\x1b[1mbold\x1b[0m") == ("\x1b[1mbold\x1b[0m", "utf-8", 1.0, 0)
+
+
 def test_byte_order_mark_with_invalid_body_is_not_guessed():
     with pytest.raises(DecodeError, match=r"invalid UTF-16 at byte offset 2 .*, the encoding its byte-order mark"):
         decode(codecs.BOM_UTF16_LE + b"\xfd")
