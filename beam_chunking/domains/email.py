@@ -46,7 +46,8 @@ class EmailChunker(Chunker):
         kind = group.label.rsplit("/", 1)[-1]
         if not self.include_headers and kind == "headers":
             return group.label
-        if not self.include_attachments and group.label.startswith("attachment:"):
+        # "attachment:a.pdf", "attachment:fwd.eml/body", a mailbox's "message-2/attachment:a.pdf"
+        if not self.include_attachments and any(p.startswith("attachment:") for p in group.label.split("/")):
             return group.label
         return None
 

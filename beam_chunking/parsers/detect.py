@@ -30,7 +30,7 @@ from typing import Iterable, Mapping, Optional, Sequence, Tuple, Union
 from beam_chunking.errors import ParseError
 from beam_chunking.ids import normalize_uri
 from beam_chunking.parsers.code import CONTENT_TYPES, DATA_FORMATS, FILE_NAMES, LANGUAGES
-from beam_chunking.parsers.sniff import EMAIL, HTML, OUTLOOK, PLAIN, SNIFF_BYTES, SUBRIP, WEBVTT, sniff_text
+from beam_chunking.parsers.sniff import EMAIL, HTML, MBOX, OUTLOOK, PLAIN, SNIFF_BYTES, SUBRIP, WEBVTT, sniff_text
 
 OCTET_STREAM = "application/octet-stream"
 
@@ -53,6 +53,7 @@ EXTENSIONS = {
     ".csv": "text/csv",
     ".tsv": "text/tab-separated-values",
     ".eml": EMAIL,
+    ".mbox": MBOX,
     ".msg": OUTLOOK,
     ".vtt": WEBVTT,
     ".srt": SUBRIP,
@@ -63,7 +64,7 @@ EXTENSIONS.update({ext: CONTENT_TYPES[lang] for ext, lang in LANGUAGES.items()})
 
 #: Content types whose parsers decode the bytes as text: a binary file never gets one.
 TEXT_TYPES = frozenset({ctype for ctype in EXTENSIONS.values() if ctype.startswith("text/")}
-                       | {EMAIL, SUBRIP, *DATA_FORMATS.values()})
+                       | {EMAIL, MBOX, SUBRIP, *DATA_FORMATS.values()})
 
 # (prefix, content type) for binary formats that must never be read as text.
 MAGIC = (

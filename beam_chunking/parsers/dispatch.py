@@ -16,12 +16,13 @@ from beam_chunking.errors import LimitExceeded, ParseError, UnsupportedContentTy
 from beam_chunking.parsers.drops import KEEP_NOTHING, check_keep
 from beam_chunking.parsers.formats import EMAIL, FORMAT_PARSERS, Parser
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, parse_budget
-from beam_chunking.parsers.mail import parse_email
+from beam_chunking.parsers.mail import parse_email, parse_mbox
 from beam_chunking.parsers.outlook import OUTLOOK, parse_outlook
+from beam_chunking.parsers.sniff import MBOX
 from beam_chunking.types import Document, ParsedDocument
 
 #: content type -> parser: the single-format parsers and the e-mail parsers (.eml, Outlook .msg).
-PARSERS: Dict[str, Parser] = {**FORMAT_PARSERS, EMAIL: parse_email, OUTLOOK: parse_outlook}
+PARSERS: Dict[str, Parser] = {**FORMAT_PARSERS, EMAIL: parse_email, MBOX: parse_mbox, OUTLOOK: parse_outlook}
 
 
 def parse_in_process(document: Document, *, decode_errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,

@@ -6,10 +6,14 @@ headers. Sections, each with ``part`` metadata:
 
 - ``headers``: From, To, Cc, Date and Subject lines, kind ``headers``;
 - ``body``: the text/plain body when there is one, else the text/html body converted by the
-  HTML parser, kind ``body``;
+  HTML parser, else the text of a one-part message of another text type (``text/enriched``)
+  or of a multipart type whose boundary is missing, kind ``body``;
 - ``attachment:<filename>``: each attachment parsed by the parser of its own content type
   (PDF, DOCX, CSV, a forwarded message ...), its sections kept with their own provenance
   (``page``, ``row``...). Attachments nest at most ``limits.max_attachment_depth`` deep.
+
+A mailbox (``.mbox``, ``application/mbox``) holds messages one after the other, each opened
+by a From_ line: :func:`parse_mbox` reads each as above, its parts prefixed ``message-<n>/``.
 
 The subject is the heading of every section. An attachment no parser handles (an image) is
 listed in ``attachments_skipped`` metadata; one whose parser fails is listed with its error
@@ -27,8 +31,10 @@ from typing import Any, Dict, FrozenSet, List, NamedTuple
 
 from beam_chunking.errors import ChunkingError, LimitExceeded, ParseError
 from beam_chunking.parsers._build import TextBuilder, clean, collapse
+from beam_chunking.parsers.decode import decode
 from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.formats import EMAIL, FORMAT_PARSERS
+from beam_chunking.parsers.sniff import MBOX_FROM_LINE
 from beam_chunking.parsers.html import parse_html
 from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
@@ -59,14 +65,40 @@ class _Job(NamedTuple):
 def _body(message: EmailMessage, job: _Job, builder: TextBuilder) -> str:
     part = message.get_body(preferencelist=("plain", "html"))
     if part is None:
-        return ""
-    content = part.get_content()
+        return _single_part_text(message, job)
+    content = _text_content(part, job)
     if part.get_content_subtype() == "html":
         html = Document(job.doc.id, job.doc.uri, content.encode("utf-8"), "text/html", {})
         parsed = parse_html(html, errors=job.errors, limits=job.limits, keep=job.keep)
         builder.add_drops(parsed.dropped)
         return "\n\n".join(parsed.text[s.start:s.end] for s in parsed.sections)
     return clean(content)
+
+
+def _single_part_text(message: EmailMessage, job: _Job) -> str:
+    """The body of a one-part message that is neither text/plain nor text/html, as a mail
+    client shows it: another text type (``text/enriched``, ``text/x-rst``), or a multipart
+    type whose boundary is missing or not found (its whole body is one text). ``""`` else."""
+    if message.is_multipart() or message.get_content_maintype() not in ("text", "multipart"):
+        return ""
+    if message.get_content_maintype() == "text":
+        return clean(_text_content(message, job))
+    return clean(_payload_text(message, job))
+
+
+def _text_content(part: EmailMessage, job: _Job) -> str:
+    """A text part's text, decoded by its charset; by :func:`_payload_text` when the charset
+    is unknown (``charset=x-unknown``)."""
+    try:
+        return part.get_content()
+    except LookupError:
+        return _payload_text(part, job)
+
+
+def _payload_text(part: EmailMessage, job: _Job) -> str:
+    """A part's bytes (transfer encoding undone) decoded as a text file's are."""
+    payload = part.get_payload(decode=True) or b""
+    return decode(payload, uri=job.doc.uri, document_id=job.doc.id, errors=job.errors).text
 
 
 def _attachment_bytes(part: EmailMessage) -> bytes:
@@ -125,6 +157,47 @@ def _add_message(builder: TextBuilder, message: EmailMessage, job: _Job, depth: 
 
 def _fields(section) -> Dict[str, Any]:
     return {f.name: getattr(section, f.name) for f in dataclasses.fields(section) if f.name not in ("start", "end")}
+
+
+def split_mbox(data: bytes) -> List[bytes]:
+    """The messages of a mailbox (RFC 4155): each starts at a From_ line
+    (:data:`~beam_chunking.parsers.sniff.MBOX_FROM_LINE`) that opens the file or follows a
+    blank line, and keeps it (the e-mail parser reads it as the envelope). Bytes before the
+    first From_ line, if any, are a message of their own."""
+    starts = [m.start() for m in MBOX_FROM_LINE.finditer(data)
+              if m.start() == 0 or data.endswith((b"\n\n", b"\n\r\n"), 0, m.start())]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    return [data[a:b] for a, b in zip(starts, starts[1:] + [len(data)])]
+
+
+def parse_mbox(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
+               keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
+    """Parse a mailbox (``.mbox``, a Mailman archive): each message as :func:`parse_email`
+    parses one, its parts named ``message-<n>/headers``, ``message-<n>/body`` ... (``n`` from
+    1, in file order) when there are several, as in a single ``.eml`` when there is one.
+
+    A stretch between From_ lines without RFC 5322 headers is listed in ``messages_failed``
+    metadata and its text kept as that message's body; ``messages`` counts the messages.
+    """
+    if not doc.data.strip():
+        raise ParseError("mailbox: the file is empty", document_id=doc.id, uri=doc.uri)
+    raw = [m for m in split_mbox(doc.data) if m.strip()]
+    builder = TextBuilder(max_chars=limits.max_text_chars)
+    notes: Dict[str, List[str]] = {"attachments_skipped": [], "attachments_failed": [], "messages_failed": []}
+    job = _Job(doc, errors, limits, keep, notes)
+    for k, data in enumerate(raw, start=1):
+        prefix = f"message-{k}/" if len(raw) > 1 else ""
+        message = email.message_from_bytes(data, policy=email.policy.default)
+        if not message.keys():
+            notes["messages_failed"].append(f"message {k}: no RFC 5322 headers")
+            builder.add(clean(decode(data, uri=doc.uri, document_id=doc.id, errors=errors).text), kind="body",
+                        metadata={"part": prefix + "body"})
+            continue
+        _add_message(builder, message, job, 1, prefix)
+    meta: Dict[str, Any] = {k: v for k, v in notes.items() if v}
+    meta["messages"] = len(raw)
+    return builder.build(doc, meta)
 
 
 def parse_email(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,

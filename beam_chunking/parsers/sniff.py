@@ -23,6 +23,8 @@ from beam_chunking.parsers.code import CONTENT_TYPES, DATA_FORMATS
 PLAIN = "text/plain"
 HTML = "text/html"
 EMAIL = "message/rfc822"
+#: A mailbox of messages, each opened by a From_ line (RFC 4155).
+MBOX = "application/mbox"
 #: WebVTT transcripts (``.vtt``).
 WEBVTT = "text/vtt"
 #: SubRip transcripts (``.srt``; found by extension only).
@@ -53,6 +55,13 @@ MAIL_FIELDS = frozenset({"from", "to", "cc", "bcc", "subject", "date", "message-
                          "return-path", "reply-to", "delivered-to", "sender", "in-reply-to", "references",
                          "content-type", "content-transfer-encoding", "x-mailer", "user-agent"})
 _MESSAGE_ONLY = frozenset({"from", "message-id", "mime-version", "received", "return-path", "delivered-to"})
+
+#: The From_ line that opens each message of an mbox: ``From`` and the envelope sender, then
+#: an asctime date (``From MAILER-DAEMON Fri Apr 06 16:46:09 2001``; Mailman archives write
+#: the sender as ``barry at python.org``, with spaces).
+MBOX_FROM_LINE = re.compile(
+    rb"^From [^\r\n]*?[ \t](?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +"
+    rb"\d{1,2} \d\d:\d\d(?::\d\d)?(?: [A-Za-z]{1,5}| [+-]\d{4})? \d{4}[ \t]*\r?$", re.M)
 
 # JSON: one token (a string, a scalar or punctuation) after optional whitespace.
 _JSON_TOKEN = re.compile(r'(\s*)(?:("(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'
@@ -210,7 +219,8 @@ def sniff_text(data: bytes) -> str:
     """The content type of a text file whose name says nothing, from its first bytes.
 
     Only the first :data:`SNIFF_BYTES` bytes are read. HTML and XML by their opening markup,
-    a WebVTT transcript by its ``WEBVTT`` line, an e-mail by its header block, JSON by its tokens, YAML by a ``%YAML`` directive or a
+    a WebVTT transcript by its ``WEBVTT`` line, an e-mail by its header block (a mailbox by a
+    From_ line before it), JSON by its tokens, YAML by a ``%YAML`` directive or a
     ``---`` line opening mappings or lists, a script by its ``#!`` line; ``text/plain``
     otherwise.
 
@@ -226,6 +236,9 @@ def sniff_text(data: bytes) -> str:
         return kind
     if _email(head, truncated):
         return EMAIL
+    envelope = MBOX_FROM_LINE.match(head)
+    if envelope is not None and _email(head[envelope.end():].lstrip(b"\r\n"), truncated):
+        return MBOX
     if _json(head, truncated):
         return JSON
     if _yaml(head, truncated):

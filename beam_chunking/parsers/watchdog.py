@@ -61,7 +61,7 @@ from beam_chunking.parsers._frames import dumps, read_frame, write_frame
 from beam_chunking.parsers.detect import EMAIL
 from beam_chunking.parsers.dispatch import parse_in_process
 from beam_chunking.parsers.limits import ParseLimits, budget_window, exceeded, parse_budget
-from beam_chunking.parsers.sniff import OUTLOOK
+from beam_chunking.parsers.sniff import MBOX, OUTLOOK
 from beam_chunking.types import Document, ParsedDocument
 
 #: The content types parsed in the child: DOCX, PPTX, XLSX, PDF, Outlook ``.msg`` and
@@ -73,6 +73,7 @@ ISOLATED_TYPES = frozenset({
     "application/pdf",
     OUTLOOK,
     EMAIL,
+    MBOX,
 })
 
 #: Seconds past ``max_parse_seconds`` before the child is killed: time for the cooperative

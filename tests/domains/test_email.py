@@ -25,6 +25,20 @@ def test_headers_and_attachments_switch_off_and_are_reported():
     assert [label for label, _ in dropped] == ["headers", "attachment:report.pdf"]
 
 
+def test_a_mailbox_is_one_chunk_per_part_of_each_message():
+    box = b"".join(b"From sender@example.com  Thu Apr  5 13:27:43 2001\n" + eml_bytes(
+        subject=f"Report {k}", attachments=[("report.pdf", pdf_bytes([f"Page of report {k}."]), "application/pdf")])
+        + b"\n\n" for k in (1, 2))
+    doc = parse(document("archive.mbox", box))
+    chunks = EmailChunker().chunk_document(doc)
+    assert [c.metadata["part"] for c in chunks] == [
+        f"message-{k}/{part}" for k in (1, 2) for part in ("headers", "body", "attachment:report.pdf")]
+    assert [c.metadata["heading"] for c in chunks] == ["Report 1"] * 3 + ["Report 2"] * 3
+    chunks, dropped = EmailChunker(include_headers=False, include_attachments=False).chunk_with_drops(doc)
+    assert [c.metadata["part"] for c in chunks] == ["message-1/body", "message-2/body"]
+    assert len(dropped) == 4
+
+
 def test_any_document_is_one_body_part():
     [chunk] = EmailChunker().chunk("Just text, not from the e-mail parser.")
     assert chunk.metadata["part"] == "body"

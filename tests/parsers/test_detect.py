@@ -77,6 +77,12 @@ def test_plain_text_stays_plain(data):
     (b"#!/bin/bash\necho hi\n", "text/x-shell"),
     (b"#!/usr/bin/env -S node --no-warnings\nconsole.log(1)\n", "text/x-javascript"),
     (b"#!/usr/bin/unknown-interpreter\nstuff\n", "text/plain"),
+    # A mailbox: a From_ line (mbox, RFC 4155; Mailman writes "at" for "@"), then a header block.
+    (b"From MAILER-DAEMON Fri Apr 06 16:46:09 2001\nReceived: from relay\nFrom: a@example.com\n"
+     b"Subject: hi\n\nbody\n", "application/mbox"),
+    (b"From barry at python.org  Thu Apr  5 13:27:43 2001\nFrom: barry at python.org (Barry)\nDate: Thu, 5 Apr "
+     b"2001\nSubject: hi\nMessage-ID: <1@python.org>\n\nbody\n", "application/mbox"),
+    (b"From here on, the story takes a turn.\nFrom: nobody\n\nText.\n", "text/plain"),  # no date: prose
 ])
 def test_sniffed_types(data, expected):
     assert detect_content_type("file", data) == expected
@@ -105,7 +111,7 @@ def test_utf16_with_byte_order_mark_is_sniffed_as_text():
     ("config.json", "application/json"), ("ci.yaml", "application/yaml"), ("ci.yml", "application/yaml"),
     ("pyproject.toml", "application/toml"), ("pom.xml", "application/xml"),
     ("Dockerfile", "text/x-dockerfile"), ("Makefile", "text/x-make"), ("CMakeLists.txt", "text/x-cmake"),
-    ("app.log", "text/plain"),
+    ("app.log", "text/plain"), ("archive.mbox", "application/mbox"),
 ])
 def test_types_by_name(name, expected):
     assert detect_content_type(f"repo/{name}", b"plain: text with a colon\n") == expected

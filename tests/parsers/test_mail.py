@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from beam_chunking.errors import ParseError
-from beam_chunking.parsers.mail import parse_email
+from beam_chunking.parsers.mail import parse_email, parse_mbox
 from tests.parsers.fixtures import check_sections, docx_bytes, document, eml_bytes, pdf_bytes, section_texts
 
 
@@ -46,6 +46,41 @@ def test_charsets_and_transfer_encodings(charset):
     doc = parse(eml_bytes(subject="Ünïcödé — 件名", body=body, charset=charset))
     assert section_texts(doc)[1] == body
     assert doc.metadata["subject"] == "Ünïcödé — 件名"
+
+
+@pytest.mark.parametrize("content_type", [
+    "text/enriched",  # another text type
+    "text/plain; charset=x-unknown",  # a charset Python does not know: read as a text file's bytes
+    "text/html; charset=x-unknown",
+    "multipart/report; report-type=delivery-status; bo",  # the boundary parameter cut short
+    "multipart/mixed; boundary=zzz",  # a boundary that never occurs
+])
+def test_a_one_part_body_of_any_text_is_kept(content_type):
+    raw = (f"From: a@example.com\nTo: b@example.com\nSubject: Returned mail\nMIME-Version: 1.0\n"
+           f"Content-Type: {content_type}\n\nThe original message was received at 09:23.\n").encode()
+    doc = parse(raw)
+    check_sections(doc)
+    assert "The original message was received at 09:23." in doc.text
+
+
+def test_a_mailbox_is_each_of_its_messages():
+    first = eml_bytes(subject="First", body="Hello list.\n\nFrom here on, a paragraph that starts with From.")
+    box = (b"From barry at python.org  Thu Apr  5 13:27:43 2001\n" + first + b"\n\n"
+           b"From guido@python.org Fri Apr  6 09:00:00 2001\n" + eml_bytes(subject="Re: First", body="Hi.") + b"\n"
+           b"\nFrom someone Sat Apr  7 10:00:00 2001\nno headers, only words\n")
+    doc = parse_mbox(document("2001-April.mbox", box))
+    check_sections(doc)
+    assert parts(doc) == ["message-1/headers", "message-1/body", "message-2/headers", "message-2/body",
+                          "message-3/body"]
+    assert "From here on, a paragraph that starts with From." in section_texts(doc)[1]  # not a From_ line
+    assert [s.heading_path for s in doc.sections[:4]] == [("First",), ("First",), ("Re: First",), ("Re: First",)]
+    assert doc.metadata["messages"] == 3 and doc.metadata["messages_failed"] == ["message 3: no RFC 5322 headers"]
+    assert section_texts(doc)[4] == "From someone Sat Apr  7 10:00:00 2001\nno headers, only words"
+    # One message: the parts of an .eml.
+    single = parse_mbox(document("one.mbox", b"From a@example.com Thu Apr  5 13:27:43 2001\n" + first))
+    assert parts(single) == parts(parse(first)) and single.metadata["messages"] == 1
+    with pytest.raises(ParseError, match="mailbox: the file is empty"):
+        parse_mbox(document("empty.mbox", b"\n"))
 
 
 def test_html_only_body_is_converted_and_plain_preferred():
