@@ -3,6 +3,7 @@
     python bench/quality.py                      # both parts, the plot, markdown tables on stdout
     python bench/quality.py --part retrieval --only cluster_semantic,recursive
     python bench/quality.py --part junk
+    python bench/quality.py --part junk --tables OUTPUT [OUTPUT ...]   # any finished run's chunks
 
 1. Retrieval (``../shared/retrieval-dev``, its README defines the metric): every strategy
    chunks both corpora; the 220 questions and all chunks of both corpora are embedded with
@@ -652,6 +653,38 @@ def junk(args) -> None:
     report_minimum(minimum_rows, "input")
 
 
+def junk_of_tables(outputs: Sequence[str]) -> None:
+    """Junk rates of the chunks tables of finished runs (``beam-chunking run --output DIR``)
+    on any documents, per content type: the categories of :func:`junk_kinds` (headings from
+    each chunk's ``section_path``; no running-header list, which only the realdocs PDF has),
+    and how many chunks carry ``undersized=True``."""
+    from beam_chunking.transforms.manifest import read_table
+
+    print("\n| output | content type | chunks | dot leaders | fake table | under 60 chars | heading only | any "
+          "| flagged undersized |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for output in outputs:
+        table = read_table(output, "chunks", columns=["document_id", "content_type", "text", "section_path",
+                                                      "metadata"])
+        rows = table.to_pylist() if table is not None else []
+        headings: Dict[str, set] = {}
+        for r in rows:
+            headings.setdefault(r["document_id"], set()).update(r["section_path"] or ())
+        counts: Dict[str, Counter] = {}
+        for r in rows:
+            c = counts.setdefault(r["content_type"] or "(unknown)", Counter())
+            kinds = junk_kinds(r["text"], headings[r["document_id"]], set(), r["content_type"] == "text/markdown")
+            c.update(kinds)
+            c["any"] += bool(kinds)
+            c["undersized"] += any(k == "undersized" and (v or {}).get("bool") for k, v in (r["metadata"] or []))
+            c["chunks"] += 1
+        for ctype, c in sorted(counts.items()):
+            pct = lambda k: f"{100 * c[k] / c['chunks']:.1f}%"  # noqa: E731
+            print(f"| {output} | {ctype} | {c['chunks']} | " + " | ".join(
+                pct(k) for k in ("dot leaders", "fake table", "under 60 chars", "heading only", "any", "undersized"))
+                  + " |")
+
+
 # -- main ---------------------------------------------------------------------------------
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -661,11 +694,14 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated strategy names to run (retrieval part)")
     ap.add_argument("--junk-strategies", default="recursive,sentence,structural,hierarchical")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--tables", nargs="+", metavar="OUTPUT", default=[],
+                    help="junk part: the junk rates of these runs' chunks tables (any documents) instead of the "
+                         "realdocs' (e.g. beam-chunking run --input '/usr/share/doc/**/*.html' --output OUTPUT)")
     args = ap.parse_args()
     need = []
     if args.part in ("all", "retrieval"):
         need += [os.path.join(RETRIEVAL, n) for n in ("questions.csv", *(f"{c}.md" for c in CORPORA))]
-    if args.part in ("all", "junk"):
+    if args.part in ("all", "junk") and not args.tables:
         need.append(os.path.join(REALDOCS, "debian-reference"))
     missing = [p for p in need if not os.path.exists(p)]
     if missing:
@@ -686,7 +722,7 @@ def main() -> int:
         if not args.no_plot:
             plot(results)
     if args.part in ("all", "junk"):
-        junk(args)
+        junk_of_tables(args.tables) if args.tables else junk(args)
     return 0
 
 

@@ -74,9 +74,11 @@ NAV_BAR_LINK_SHARE = 0.9
 #: Links that say they go to the previous, next or parent page: by ``rel``, or by the access
 #: keys P, N, U and H that DocBook, Texinfo and gtk-doc give their Prev/Next/Up/Home links
 #: (Texinfo's menus number theirs: those are contents).
-NAV_LINKS = ", ".join(["a[rel~=prev]", "a[rel~=next]", "a[rel~=up]",
-                       *(f"a[accesskey={key}]" for key in "pnuhPNUH")])
-#: The most non-whitespace characters a block holding two :data:`NAV_LINKS` or more may have
+NAV_RELS = frozenset({"prev", "next", "up"})
+NAV_ACCESS_KEYS = frozenset("pnuhPNUH")
+#: What the text before a navigation link ends with, lower-cased (Texinfo: "Next: <a>").
+NAV_LABELS = ("next:", "previous:", "prev:", "up:")
+#: The most non-whitespace characters a block holding two navigation links or more may have
 #: and still be a navigation bar ("Previous: Missing Features, Up: libffi [Index]").
 NAV_BLOCK_MAX_CHARS = 200
 #: ... and at least this share of its text in links (a sentence that mentions the next
@@ -162,8 +164,9 @@ def _decode(doc: Document, errors: str) -> Decoded:
 CHROME_SELECTOR = ", ".join([
     *sorted(DROPPED), "[hidden]", "[aria-hidden=true]",
     *(f"[role={role}]" for role in sorted(CHROME_ROLES)),
+    *(f".{name}" for name in sorted(CHROME_CLASSES)),
     # Class names match case-sensitively; DocBook's DSSSL stylesheets write NAVHEADER.
-    *(f".{n}" for name in sorted(CHROME_CLASSES) for n in dict.fromkeys((name, name.lower(), name.upper()))),
+    ".NAVHEADER", ".NAVFOOTER",
     # DocBook XSL's navigation tables, also where a customisation dropped their div's class.
     "table[summary='Navigation header']", "table[summary='Navigation footer']",
     *(f"[style*='{rule}']" for rule in ("display:none", "display: none", "visibility:hidden", "visibility: hidden")),
@@ -173,42 +176,77 @@ CHROME_SELECTOR = ", ".join([
 def _remove_chrome(tree) -> None:
     for node in tree.css(CHROME_SELECTOR):
         node.decompose()
-    for node in [t for t in tree.css("table") if _is_navigation_bar(t)] + _navigation_blocks(tree):
-        node.decompose()
-    for node in tree.css("a[href^='#']"):
-        if node.text(deep=True).strip() in PERMALINK_MARKS:
-            node.decompose()  # else "fs.readFile(path)#" would be a heading and its path
     for node in tree.css("header, footer"):
         parent = node.parent
         while parent is not None and parent.tag not in _CONTENT_ANCESTORS:
             parent = parent.parent
         if parent is None:  # a page-level banner or footer, not an article's own
             node.decompose()
+    # One pass over the links (each selector is a walk of the whole tree): permalinks, and
+    # the links whose attributes say they lead to the previous, next or parent page.
+    links, permalinks, attributed = [], [], set()
+    for link in tree.css("a[href]"):
+        attrs = link.attributes
+        if (attrs.get("href") or "").startswith("#") and link.text(deep=True).strip() in PERMALINK_MARKS:
+            permalinks.append(link)
+            continue
+        links.append(link)
+        if attrs.get("accesskey") in NAV_ACCESS_KEYS or NAV_RELS.intersection((attrs.get("rel") or "").lower().split()):
+            attributed.add(link.mem_id)
+    for node in permalinks:
+        node.decompose()  # else "fs.readFile(path)#" would be a heading and its path
+    navigation = [a for a in links if _is_nav_link(a, attributed)]
+    bars = [t for t in tree.css("table") if _is_navigation_bar(t)] + _navigation_blocks(navigation, attributed)
+    for node in _outermost(bars):
+        node.decompose()
 
 
-def _navigation_blocks(tree) -> list:
-    """The outermost blocks that hold two :data:`NAV_LINKS` or more, no heading, at most
-    :data:`NAV_BLOCK_MAX_CHARS` characters of text and :data:`NAV_BLOCK_LINK_SHARE` of it in
-    links: navigation bars however they are marked up."""
-    found = {}
-    for link in tree.css(NAV_LINKS):
+def _is_nav_link(link, attributed: set) -> bool:
+    """A link to the previous, next or parent page: by its ``rel`` (:data:`NAV_RELS`) or access
+    key (:data:`NAV_ACCESS_KEYS`), the links whose ids are ``attributed``, or by the label
+    written before it (Texinfo's "Next: <a>", repeated at the foot of a page without the
+    attributes)."""
+    if link.mem_id in attributed:
+        return True
+    before = link.prev
+    if before is None or before.tag != "-text":
+        return False
+    text = before.text(deep=False).rstrip()
+    return text.endswith(":") and text.lower().endswith(NAV_LABELS)
+
+
+def _navigation_blocks(links: list, attributed: set) -> list:
+    """The blocks around ``links`` (navigation links, :func:`_is_nav_link`) that hold
+    two of them or more, no heading, at most :data:`NAV_BLOCK_MAX_CHARS` characters of text
+    and :data:`NAV_BLOCK_LINK_SHARE` of it in links: navigation bars however they are marked up."""
+    found = []
+    for link in links:
         node = link.parent
         while node is not None and node.tag not in ("body", "html"):
             if node.tag not in INLINE:
                 if len("".join(node.text(deep=True).split())) > NAV_BLOCK_MAX_CHARS:
                     break
-                if (len(node.css(NAV_LINKS)) >= 2 and node.css_first("h1, h2, h3, h4, h5, h6") is None
+                if (sum(_is_nav_link(a, attributed) for a in node.css("a[href]")) >= 2
+                        and node.css_first("h1, h2, h3, h4, h5, h6") is None
                         and _link_share(node) >= NAV_BLOCK_LINK_SHARE):
-                    found[node.mem_id] = node
+                    found.append(node)
             node = node.parent
-    outermost = []
-    for node in found.values():
+    return found
+
+
+def _outermost(nodes: list) -> list:
+    """``nodes`` without those inside another of them (each once): what to decompose, since a
+    node inside a decomposed one is gone with it."""
+    ids = {n.mem_id for n in nodes}
+    out, seen = [], set()
+    for node in nodes:
         parent = node.parent
-        while parent is not None and parent.mem_id not in found:
+        while parent is not None and parent.mem_id not in ids:
             parent = parent.parent
-        if parent is None:
-            outermost.append(node)
-    return outermost
+        if parent is None and node.mem_id not in seen:
+            seen.add(node.mem_id)
+            out.append(node)
+    return out
 
 
 def _is_navigation_bar(table) -> bool:

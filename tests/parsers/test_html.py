@@ -283,6 +283,11 @@ def test_prev_up_next_bars_are_left_out_however_they_are_marked_up():
                'Features</a>, Up: <a href="index.html" accesskey="u" rel="up">libffi</a> &nbsp; '
                '[<a href="#Index" rel="index">Index</a>]</p></div><hr><h2>Index</h2><p>Entries.</p></body>')
     assert section_texts(parse(texinfo)) == ["Index\n\nEntries."]
+    # Texinfo repeats the line at the foot of the page, without the attributes.
+    foot = ('<h2>Types</h2><p>Body text.</p><div class="header"><p>Next: <a href="Arrays.html">Arrays</a>, '
+            'Previous: <a href="Structures.html">Structures</a>, Up: <a href="Types.html">Types</a> &nbsp; '
+            '[<a href="Index.html" rel="index">Index</a>]</p></div>')
+    assert section_texts(parse(foot)) == ["Types\n\nBody text."]
     dsssl = ('<BODY><DIV CLASS="NAVHEADER"><TABLE SUMMARY="Header navigation table"><TR><TH COLSPAN="3">'
              'Shared MIME-info Database</TH></TR><TR><TD><A HREF="index.html" ACCESSKEY="P">Prev</A></TD><TD></TD>'
              '<TD><A HREF="x497.html" ACCESSKEY="N">Next</A></TD></TR></TABLE></DIV><H1>2. Unified system</H1>'
