@@ -58,10 +58,11 @@ _MESSAGE_ONLY = frozenset({"from", "message-id", "mime-version", "received", "re
 
 #: The From_ line that opens each message of an mbox: ``From`` and the envelope sender, then
 #: an asctime date (``From MAILER-DAEMON Fri Apr 06 16:46:09 2001``; Mailman archives write
-#: the sender as ``barry at python.org``, with spaces).
+#: the sender as ``barry at python.org``, with spaces; a zone may stand before or after the year).
 MBOX_FROM_LINE = re.compile(
     rb"^From [^\r\n]*?[ \t](?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +"
-    rb"\d{1,2} \d\d:\d\d(?::\d\d)?(?: [A-Za-z]{1,5}| [+-]\d{4})? \d{4}[ \t]*\r?$", re.M)
+    rb"\d{1,2} \d\d:\d\d(?::\d\d)?(?: [A-Za-z]{1,5}| [+-]\d{4})? \d{4}(?: [A-Za-z]{1,5}| [+-]\d{4})?[ \t]*\r?$",
+    re.M)
 
 # JSON: one token (a string, a scalar or punctuation) after optional whitespace.
 _JSON_TOKEN = re.compile(r'(\s*)(?:("(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'

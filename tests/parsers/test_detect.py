@@ -82,6 +82,8 @@ def test_plain_text_stays_plain(data):
      b"Subject: hi\n\nbody\n", "application/mbox"),
     (b"From barry at python.org  Thu Apr  5 13:27:43 2001\nFrom: barry at python.org (Barry)\nDate: Thu, 5 Apr "
      b"2001\nSubject: hi\nMessage-ID: <1@python.org>\n\nbody\n", "application/mbox"),
+    (b"From 1234@xxx Sat Jan 03 01:05:34 +0000 2019\nFrom: a@example.com\nSubject: s\n\nb\n", "application/mbox"),
+    (b"From - Sat Jan  3 01:05:34 1996 +0100\nFrom: a@example.com\nSubject: s\n\nb\n", "application/mbox"),
     (b"From here on, the story takes a turn.\nFrom: nobody\n\nText.\n", "text/plain"),  # no date: prose
 ])
 def test_sniffed_types(data, expected):
