@@ -11,8 +11,8 @@
    text (GBK/GB18030, Shift-JIS, EUC-JP, Big5, EUC-KR, windows-1252 and Latin-1,
    windows-1251, KOI8-R ...). Bytes that are mostly valid UTF-8 with a few bad sequences are
    damaged UTF-8, not a legacy encoding, and are never guessed at; bytes whose non-ASCII
-   bytes all stand alone (accented letters in Latin text) are read in single-byte code pages
-   only;
+   bytes all stand alone and are 0xA0 or above (accented letters in Latin text) are read in
+   single-byte code pages only;
 4. when no encoding fits, ``errors="strict"`` (the default) fails the document with a
    :class:`~beam_chunking.errors.DecodeError` naming the first bad byte's offset, and
    ``errors="replace"`` decodes UTF-8 with U+FFFD for each invalid sequence, counted.
@@ -53,14 +53,18 @@ LEGACY_ENCODINGS: Tuple[str, ...] = (
 #: 7-bit encodings that switch to a double-byte set with escape sequences (Japanese e-mail's
 #: ISO-2022-JP, Korean ISO-2022-KR), in the order tried: the first that decodes the bytes.
 #: Their bytes are ASCII, hence valid UTF-8, and read as UTF-8 they would keep the escapes.
-ISO2022_ENCODINGS: Tuple[str, ...] = ("iso2022_jp", "iso2022_kr", "iso2022_jp_2")
-# The designations of a double-byte set: ESC $ @, ESC $ A, ESC $ B, ESC $ ( X, ESC $ ) X.
-_ISO2022_DESIGNATION = re.compile(rb"\x1b\$[@AB()]")
+ISO2022_ENCODINGS: Tuple[str, ...] = ("iso2022_jp", "iso2022_kr", "iso2022_jp_ext", "iso2022_jp_2")
+# The designations of a double-byte set (ESC $ @, ESC $ A, ESC $ B, ESC $ ( X, ESC $ ) X) or of
+# half-width katakana (ESC ( I).
+_ISO2022_DESIGNATION = re.compile(rb"\x1b\$[@AB()]|\x1b\(I")
 
 #: The legacy encodings of :data:`LEGACY_ENCODINGS` that write a character in two bytes or more.
 MULTI_BYTE_ENCODINGS = frozenset({"cp932", "euc_jp", "gb18030", "cp949", "big5hkscs"})
-# Two bytes of 0x80 and above side by side; see detect_encoding.
-_HIGH_PAIR = re.compile(rb"[\x80-\xff]{2}")
+# What keeps CJK readings among the candidates (see detect_encoding): two bytes of 0x80 and
+# above side by side; one below 0xA0 (no letter in the Latin code pages; Shift-JIS's kana
+# lead byte, 0x83, whose trail byte is often ASCII); or one followed by a sign that follows no
+# accented letter in text but is a common trail byte (Big5's and Shift-JIS's 0x5C, "\").
+_NOT_LONE_LATIN = re.compile(rb"[\x80-\xff]{2}|[\x80-\x9f]|[\x80-\xff][@\[\\\]^_`{|}~]")
 
 #: Valid multi-byte UTF-8 characters per invalid sequence at or above which bytes are taken
 #: as damaged UTF-8 rather than a legacy encoding. Legacy text read as UTF-8 gives well under
@@ -223,11 +227,12 @@ def detect_encoding(data: bytes) -> Optional[Tuple[str, float]]:
     from charset_normalizer import from_bytes
 
     # Text in a CJK encoding puts two bytes of 0x80 and above side by side in nearly every
-    # character (both bytes in EUC and GBK, Shift-JIS kana and most kanji). Where every such
-    # byte stands alone between ASCII bytes, as accented letters in Latin text do, a CJK
-    # reading would pair each with the ASCII letter after it (K\xe4mpf as K舂pf): only
-    # single-byte code pages are considered.
-    lone = _HIGH_PAIR.search(data) is None
+    # character (both bytes in EUC and GBK, Shift-JIS hiragana and most kanji). Where every
+    # such byte stands alone between ASCII bytes and is a letter or sign of the Latin code
+    # pages (0xA0 and above), as accented letters in Latin text are, a CJK reading would pair
+    # each with the ASCII letter after it (K\xe4mpf as K舂pf): only single-byte code pages are
+    # considered. Shift-JIS katakana (lead byte 0x83, trail often ASCII) keeps its reading.
+    lone = _NOT_LONE_LATIN.search(data) is None
     encodings = [e for e in LEGACY_ENCODINGS if not (lone and e in MULTI_BYTE_ENCODINGS)]
     matches = list(from_bytes(data, cp_isolation=encodings))
     if not matches:

@@ -6,11 +6,12 @@ markup). What becomes text:
 - Scripts, styles, forms controls, ``aside``, hidden elements, page-level
   ``header``/``footer`` (those outside ``article``/``main``/``section``) and elements whose
   ARIA role or class marks them as banners or DocBook navigation bars are left out, and so are
-  navigation tables (DocBook's ``summary="Navigation header"``, or any table of at most
-  :data:`NAV_BAR_MAX_ROWS` rows whose text is all links to other pages), short blocks of
-  Prev/Up/Next links (two links with an access key or ``rel="prev"``, ``"next"`` or ``"up"``,
-  as DocBook, Texinfo and gtk-doc write them), and permalinks
-  (a link into the page whose text is a mark such as ``#`` or ``¶``). When the
+  navigation tables (DocBook's ``summary="Navigation header"``, or a table of at most
+  :data:`NAV_BAR_MAX_ROWS` rows whose text is all links to other pages, one of them a Prev,
+  Next, Up or Home link), short blocks of Prev/Up/Next links (two links with an access key,
+  ``rel="prev"``, ``"next"`` or ``"up"``, or a ``Next:`` label, and no other words than
+  :data:`NAV_WORDS`, as DocBook, Texinfo and gtk-doc write them), and permalinks (a link
+  into the page whose text is a mark such as ``#`` or ``¶``). When the
   page has a ``<main>`` element (or ``role="main"``), only it is read.
 - Contents listings inside what is read are cut out and recorded in
   ``ParsedDocument.dropped`` as ``"table of contents"`` (``keep={"contents"}`` keeps them):
@@ -65,28 +66,32 @@ CHROME_ROLES = frozenset("banner contentinfo search menu menubar toolbar".split(
 #: Class names that mark navigation chrome (DocBook and Javadoc navigation bars, CMS themes).
 CHROME_CLASSES = frozenset(
     "navheader navfooter topNav subNav bottomNav breadcrumb breadcrumbs skip-link skiplink".split())
-#: A table of at most this many rows, with at least :data:`NAV_BAR_MIN_LINKS` links to other
-#: pages and nothing but link text (:data:`NAV_BAR_LINK_SHARE`), is a navigation bar (Prev, Up,
-#: Next), whatever its markup: chrome, not a data table.
-NAV_BAR_MAX_ROWS = 3
-NAV_BAR_MIN_LINKS = 2
-NAV_BAR_LINK_SHARE = 0.9
 #: Links that say they go to the previous, next or parent page: by ``rel``, or by the access
 #: keys P, N, U and H that DocBook, Texinfo and gtk-doc give their Prev/Next/Up/Home links
 #: (Texinfo's menus number theirs: those are contents).
 NAV_RELS = frozenset({"prev", "next", "up"})
 NAV_ACCESS_KEYS = frozenset("pnuhPNUH")
-#: What the text before a navigation link ends with, lower-cased (Texinfo: "Next: <a>").
-NAV_LABELS = ("next:", "previous:", "prev:", "up:")
-#: The most non-whitespace characters a block holding two navigation links or more may have
-#: and still be a navigation bar ("Previous: Missing Features, Up: libffi [Index]").
+#: The label before a navigation link (Texinfo: "Next: <a>", "Previous: <a>", "Up: <a>"), as
+#: the last word of the text before it ("Setup: <a>" is no label).
+NAV_LABEL = re.compile(r"(?:^|[^\w-])(?:next|previous|prev|up):$", re.I)
+#: The only words a navigation bar holds outside its links (lower case).
+NAV_WORDS = frozenset({"next", "previous", "prev", "up", "home", "top", "index", "contents", "back", "forward"})
+#: A navigation bar has at most this many characters of text (not counting whitespace) ...
 NAV_BLOCK_MAX_CHARS = 200
-#: ... and at least this share of its text in links (a sentence that mentions the next
-#: chapter's link is text).
-NAV_BLOCK_LINK_SHARE = 0.4
+#: ... sits at most this many levels above its links, and is never one of these (a cell is
+#: part of its table, which only :func:`_is_navigation_bar` judges whole).
+NAV_BLOCK_MAX_LEVELS = 6
+NAV_BLOCK_NEVER = frozenset("body html main article section td th tr tbody thead tfoot".split())
+#: A table of at most this many rows whose text is all link text (:data:`NAV_BAR_LINK_SHARE`),
+#: with at least :data:`NAV_BAR_MIN_LINKS` links to other pages, one of them a navigation link
+#: or one reading Prev, Next, Up or Home (an image link's ``alt`` counts), is a navigation bar.
+NAV_BAR_MAX_ROWS = 3
+NAV_BAR_MIN_LINKS = 2
+NAV_BAR_LINK_SHARE = 0.9
 #: The whole text of a permalink: the mark a documentation generator links to its own heading
-#: or definition (Sphinx and MkDocs ``¶``, Node.js and GitHub ``#``, ``§``, ``🔗``).
-PERMALINK_MARKS = frozenset({"#", "¶", "§", "🔗", "⚓"})
+#: or definition (Sphinx and MkDocs ``¶``, Node.js and GitHub ``#``, ``🔗``). Not ``§``, which
+#: a cross-reference to a section of a law may read.
+PERMALINK_MARKS = frozenset({"#", "¶", "🔗", "⚓"})
 #: Elements that do not start a block (their text flows into the surrounding paragraph).
 INLINE = frozenset(
     "a abbr b bdi bdo cite code data dfn em font i img kbd label mark q rp rt ruby s samp small "
@@ -196,7 +201,8 @@ def _remove_chrome(tree) -> None:
     for node in permalinks:
         node.decompose()  # else "fs.readFile(path)#" would be a heading and its path
     navigation = [a for a in links if _is_nav_link(a, attributed)]
-    bars = [t for t in tree.css("table") if _is_navigation_bar(t)] + _navigation_blocks(navigation, attributed)
+    bars = [t for t in tree.css("table") if _is_navigation_bar(t, attributed)] + _navigation_blocks(
+        navigation, attributed)
     for node in _outermost(bars):
         node.decompose()
 
@@ -204,31 +210,42 @@ def _remove_chrome(tree) -> None:
 def _is_nav_link(link, attributed: set) -> bool:
     """A link to the previous, next or parent page: by its ``rel`` (:data:`NAV_RELS`) or access
     key (:data:`NAV_ACCESS_KEYS`), the links whose ids are ``attributed``, or by the label
-    written before it (Texinfo's "Next: <a>", repeated at the foot of a page without the
-    attributes)."""
+    written before it (:data:`NAV_LABEL`: Texinfo's "Next: <a>", repeated at the foot of a page
+    without the attributes)."""
     if link.mem_id in attributed:
         return True
     before = link.prev
-    if before is None or before.tag != "-text":
-        return False
-    text = before.text(deep=False).rstrip()
-    return text.endswith(":") and text.lower().endswith(NAV_LABELS)
+    return (before is not None and before.tag == "-text"
+            and NAV_LABEL.search(before.text(deep=False).rstrip()) is not None)
+
+
+def _words_outside_links(node) -> List[str]:
+    """The words of ``node``'s text that are not link text (lower case, letters only)."""
+    rest = node.text(deep=True)
+    for link in node.css("a"):
+        rest = rest.replace(link.text(deep=True), " ", 1)
+    return re.findall(r"[^\W\d_]+", rest.lower())
 
 
 def _navigation_blocks(links: list, attributed: set) -> list:
-    """The blocks around ``links`` (navigation links, :func:`_is_nav_link`) that hold
-    two of them or more, no heading, at most :data:`NAV_BLOCK_MAX_CHARS` characters of text
-    and :data:`NAV_BLOCK_LINK_SHARE` of it in links: navigation bars however they are marked up."""
-    found = []
+    """The blocks around ``links`` (navigation links, :func:`_is_nav_link`) that hold two of
+    them or more, no heading, at most :data:`NAV_BLOCK_MAX_CHARS` characters of text and no
+    word outside their links but :data:`NAV_WORDS`: navigation bars however they are marked
+    up. Each element is judged once, at most :data:`NAV_BLOCK_MAX_LEVELS` above a link."""
+    found, judged = [], set()
     for link in links:
-        node = link.parent
-        while node is not None and node.tag not in ("body", "html"):
+        node, levels = link.parent, 0
+        while node is not None and node.tag not in NAV_BLOCK_NEVER and levels < NAV_BLOCK_MAX_LEVELS:
+            if node.mem_id in judged:
+                break  # judged from an earlier link, and so was everything above it
+            judged.add(node.mem_id)
             if node.tag not in INLINE:
+                levels += 1
                 if len("".join(node.text(deep=True).split())) > NAV_BLOCK_MAX_CHARS:
                     break
                 if (sum(_is_nav_link(a, attributed) for a in node.css("a[href]")) >= 2
                         and node.css_first("h1, h2, h3, h4, h5, h6") is None
-                        and _link_share(node) >= NAV_BLOCK_LINK_SHARE):
+                        and set(_words_outside_links(node)) <= NAV_WORDS):
                     found.append(node)
             node = node.parent
     return found
@@ -249,13 +266,22 @@ def _outermost(nodes: list) -> list:
     return out
 
 
-def _is_navigation_bar(table) -> bool:
+def _is_navigation_bar(table, attributed: set) -> bool:
     """Whether ``table`` is a bar of links to other pages (see :data:`NAV_BAR_MAX_ROWS`): no
-    table inside, at most that many rows, and its text all link text (image links have none)."""
+    table inside, at most that many rows, its text all link text, and a navigation link among
+    its links (a table of links to related projects is content)."""
     if len(table.css("table")) > 1 or len(table.css("tr")) > NAV_BAR_MAX_ROWS:
         return False
     away = [a for a in table.css("a[href]") if not (a.attributes.get("href") or "").startswith("#")]
-    return len(away) >= NAV_BAR_MIN_LINKS and _link_share(table) >= NAV_BAR_LINK_SHARE
+    if len(away) < NAV_BAR_MIN_LINKS or _link_share(table) < NAV_BAR_LINK_SHARE:
+        return False
+    return any(_is_nav_link(a, attributed) or _link_words(a) & NAV_WORDS for a in away)
+
+
+def _link_words(link) -> set:
+    """The words a link reads as (its text, or its images' ``alt``), lower case."""
+    text = link.text(deep=True) + " " + " ".join(img.attributes.get("alt") or "" for img in link.css("img"))
+    return set(re.findall(r"[^\W\d_]+", text.lower()))
 
 
 def _is_layout_table(node) -> bool:

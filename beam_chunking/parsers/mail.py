@@ -26,8 +26,9 @@ import dataclasses
 import email
 import email.policy
 import quopri
+import re
 from email.message import EmailMessage
-from typing import Any, Dict, FrozenSet, List, NamedTuple
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Tuple
 
 from beam_chunking.errors import ChunkingError, LimitExceeded, ParseError
 from beam_chunking.parsers._build import TextBuilder, clean, collapse
@@ -159,33 +160,43 @@ def _fields(section) -> Dict[str, Any]:
     return {f.name: getattr(section, f.name) for f in dataclasses.fields(section) if f.name not in ("start", "end")}
 
 
-def split_mbox(data: bytes) -> List[bytes]:
-    """The messages of a mailbox (RFC 4155): each starts at a From_ line
-    (:data:`~beam_chunking.parsers.sniff.MBOX_FROM_LINE`) that opens the file or follows a
-    blank line, and keeps it (the e-mail parser reads it as the envelope). Bytes before the
-    first From_ line, if any, are a message of their own."""
+def split_mbox(data: bytes) -> Tuple[bytes, List[bytes]]:
+    """``(preamble, messages)`` of a mailbox (RFC 4155): each message starts at a From_ line
+    (:data:`~beam_chunking.parsers.sniff.MBOX_FROM_LINE`) that opens the file (whitespace
+    before it aside) or follows a blank line, and keeps it (the e-mail parser reads it as the
+    envelope); the preamble is what comes before the first one. Without a From_ line the
+    whole file is one message."""
+    first_text = re.search(rb"\S", data)
+    opening = first_text.start() if first_text else len(data)
     starts = [m.start() for m in MBOX_FROM_LINE.finditer(data)
-              if m.start() == 0 or data.endswith((b"\n\n", b"\n\r\n"), 0, m.start())]
-    if not starts or starts[0] != 0:
-        starts.insert(0, 0)
-    return [data[a:b] for a, b in zip(starts, starts[1:] + [len(data)])]
+              if m.start() <= opening or data.endswith((b"\n\n", b"\n\r\n"), 0, m.start())]
+    if not starts:
+        return b"", [data]
+    return data[:starts[0]], [data[a:b] for a, b in zip(starts, starts[1:] + [len(data)])]
 
 
 def parse_mbox(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
                keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
     """Parse a mailbox (``.mbox``, a Mailman archive): each message as :func:`parse_email`
     parses one, its parts named ``message-<n>/headers``, ``message-<n>/body`` ... (``n`` from
-    1, in file order) when there are several, as in a single ``.eml`` when there is one.
+    1, in file order) when there are several, as in a single ``.eml`` when there is one
+    (``subject`` metadata included).
 
-    A stretch between From_ lines without RFC 5322 headers is listed in ``messages_failed``
-    metadata and its text kept as that message's body; ``messages`` counts the messages.
+    Text before the first From_ line is kept as the part ``preamble``. A stretch between From_
+    lines without RFC 5322 headers is listed in ``messages_failed`` metadata and its text kept
+    as that message's body; ``messages`` counts the messages.
     """
     if not doc.data.strip():
         raise ParseError("mailbox: the file is empty", document_id=doc.id, uri=doc.uri)
-    raw = [m for m in split_mbox(doc.data) if m.strip()]
+    preamble, found = split_mbox(doc.data)
+    raw = [m for m in found if m.strip()]
     builder = TextBuilder(max_chars=limits.max_text_chars)
+    if preamble.strip():
+        builder.add(clean(decode(preamble, uri=doc.uri, document_id=doc.id, errors=errors).text), kind="body",
+                    metadata={"part": "preamble"})
     notes: Dict[str, List[str]] = {"attachments_skipped": [], "attachments_failed": [], "messages_failed": []}
     job = _Job(doc, errors, limits, keep, notes)
+    subjects = []
     for k, data in enumerate(raw, start=1):
         prefix = f"message-{k}/" if len(raw) > 1 else ""
         message = email.message_from_bytes(data, policy=email.policy.default)
@@ -195,8 +206,11 @@ def parse_mbox(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
                         metadata={"part": prefix + "body"})
             continue
         _add_message(builder, message, job, 1, prefix)
+        subjects.append(collapse(str(message.get("Subject") or "")))
     meta: Dict[str, Any] = {k: v for k, v in notes.items() if v}
     meta["messages"] = len(raw)
+    if len(raw) == 1 and subjects and subjects[0]:
+        meta["subject"] = subjects[0]
     return builder.build(doc, meta)
 
 

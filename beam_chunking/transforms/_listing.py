@@ -32,22 +32,24 @@ def _may_descend(parts: List[str], folder: str) -> bool:
     return True
 
 
-#: Entries looked at, at most, inside a link to a folder for a file the pattern would match
-#: through it; past that the link is reported as if it held one.
-LINKED_FOLDER_SCAN = 10_000
+#: Entries looked at, at most, inside the links to folders of one listing, for a file the
+#: pattern would take through a link; past that, each link left is reported as if it held one
+#: (as every link to a folder was before they were looked into).
+LINKED_FOLDER_SCAN = 20_000
 
 
-def _hides_matches(link: str, matches, base: str) -> bool:
+def _hides_matches(link: str, matches, base: str, budget: List[int]) -> bool:
     """Whether the folder that ``link`` points to holds a file that ``matches`` would take
     through the link and that the walk of ``base`` does not list under its own path (a link
-    to a sibling folder that the pattern reads anyway hides nothing). Looks at
-    :data:`LINKED_FOLDER_SCAN` entries at most, links inside not followed; past that, assumed."""
+    to a sibling folder that the pattern reads anyway hides nothing). Links inside are not
+    followed. Assumed when a folder in it cannot be listed, or when ``budget`` (entries left to
+    look at, shared by the listing's links) runs out."""
     real_base = os.path.realpath(base).rstrip("/") or "/"
     target = os.path.realpath(link)
     inside = target == real_base or target.startswith(real_base.rstrip("/") + "/")
-    seen = 0
-    for folder, folders, names in os.walk(link):
-        seen += len(folders) + len(names)
+    unreadable: List[OSError] = []
+    for folder, folders, names in os.walk(link, onerror=unreadable.append):
+        budget[0] -= len(folders) + len(names)
         real_folder = os.path.realpath(folder)
         for name in names:
             if not matches(os.path.join(folder, name)):
@@ -56,9 +58,9 @@ def _hides_matches(link: str, matches, base: str) -> bool:
             own = os.path.join(base.rstrip("/") + real_folder[len(real_base.rstrip("/")):], name)
             if not (inside and matches(own)):
                 return True
-        if seen > LINKED_FOLDER_SCAN:
+        if budget[0] < 0:
             return True
-    return False
+    return bool(unreadable) or budget[0] < 0
 
 
 def list_local(pattern: str) -> Tuple[List[FileMetadata], List[str]]:
@@ -102,6 +104,7 @@ def list_local(pattern: str) -> Tuple[List[FileMetadata], List[str]]:
             found.append(folder)
 
     base = listing_base(pattern)
+    budget = [LINKED_FOLDER_SCAN]
     # Beam reads '?' and '[...]' as able to match '/', so the folder-by-folder test of what
     # a pattern can reach holds only without them; with them every folder is walked.
     prune = not any(c in pattern[len(base):] for c in "?[")
@@ -117,7 +120,7 @@ def list_local(pattern: str) -> Tuple[List[FileMetadata], List[str]]:
         for name in list(folders):
             path = os.path.join(folder, name)
             if os.path.islink(path):
-                if _may_descend(parts, path) and _hides_matches(path, matches, base):
+                if _may_descend(parts, path) and _hides_matches(path, matches, base, budget):
                     found.append(path)
             elif prune and not _may_descend(parts, path):
                 folders.remove(name)  # nothing below can match: do not walk it

@@ -218,14 +218,19 @@ def test_lone_accented_bytes_in_english_text_are_not_read_as_cjk():
                  "Changes in 23.6\n - Fixed the build (thanks to Marc Léger)\n - Added tests\n"):
         decoded = decode(text.encode("latin_1"))
         assert (decoded.text, decoded.encoding) == (text, "cp1252")
-    # A CJK paragraph keeps its reading: its bytes come in pairs.
+    # A CJK paragraph keeps its reading: its bytes come in pairs. So does katakana in
+    # Shift-JIS, whose trail bytes are often ASCII but whose lead byte is no Latin letter.
     assert decode(PARAGRAPHS["ja"].encode("shift_jis")).text == PARAGRAPHS["ja"]
+    katakana = "テスト,100\nコース,110\nメール,120\nサーバー,130\nデータ,140\n" * 3
+    assert decode(katakana.encode("cp932")).text == katakana
+    assert decode("許功蓋".encode("big5")).text == "許功蓋"  # each trail byte is "\"
 
 
-@pytest.mark.parametrize("language,encoding", [("ja", "iso2022_jp"), ("ko", "iso2022_kr")])
+@pytest.mark.parametrize("language,encoding", [("ja", "iso2022_jp"), ("ko", "iso2022_kr"),
+                                               ("ja_halfwidth", "iso2022_jp_ext")])
 def test_escape_sequence_encodings_are_not_taken_for_ascii(language, encoding):
     # Japanese e-mail's 7-bit encoding: ASCII bytes, valid UTF-8, that would keep their escapes.
-    text = PARAGRAPHS[language]
+    text = "ﾃｽﾄ 日本語のテキストです。" if language == "ja_halfwidth" else PARAGRAPHS[language]
     data = text.encode(encoding)
     assert data.isascii()
     assert decode(data) == (text, encoding, 1.0, 0)

@@ -274,8 +274,30 @@ def test_navigation_tables_are_left_out_whatever_their_class():
             '</a></td></tr><tr><td><a accesskey="h" href="index.html">Home</a></td></tr></table></div>'
             '</body></html>')
     doc = parse(page)
+    # The table of two links with no Prev/Next among them is content (related pages, say).
     assert section_texts(doc) == ["9. Massif\n\nMassif is a heap profiler.",
-                                  "| Option | Meaning |\n|---|---|\n| --heap | profile the heap |"]
+                                  "| Option | Meaning |\n|---|---|\n| --heap | profile the heap |",
+                                  "|  |  |\n|---|---|\n| one | two |"]
+
+
+@pytest.mark.parametrize("page, kept", [
+    ('<div><p>The meeting moved to Thursday.</p><a rel="prev" href="a.html">Older</a> '
+     '<a rel="next" href="c.html">Newer</a></div>', "The meeting moved to Thursday."),
+    ('<main><p>The meeting moved to Thursday.</p><a rel="prev" href="a.html">Older</a> '
+     '<a rel="next" href="c.html">Newer</a></main>', "The meeting moved to Thursday."),
+    ('<div><p>Release 2.3 fixes the crash on start.</p><p>Next: <a href="n.html">Notes</a>, '
+     'Up: <a href="i.html">Index</a></p></div>', "Release 2.3 fixes the crash on start."),
+    ('<div><p>Welcome to the club site.</p><a accesskey="h" href="/">Home</a> '
+     '<a accesskey="n" href="n.html">Next</a></div>', "Welcome to the club site."),
+    ('<dl><dt>Account</dt><dd>Group: <a href="g.html">Administrators</a></dd>'
+     '<dd>Setup: <a href="s.html">Install guide</a></dd></dl>', "Group: Administrators"),
+    ('<table><tr><td><a href="https://numpy.org">NumPy</a></td><td><a href="https://scipy.org">SciPy</a></td></tr>'
+     '<tr><td><a href="https://pandas.pydata.org">pandas</a></td><td><a href="https://matplotlib.org">Matplotlib</a>'
+     '</td></tr></table>', "NumPy"),
+    ('<p>As stated in <a href="#s5">§</a> 5, the fee is due.</p>', "As stated in § 5, the fee is due."),
+])
+def test_content_beside_or_like_navigation_links_stays(page, kept):
+    assert kept in parse(page).text
 
 
 def test_prev_up_next_bars_are_left_out_however_they_are_marked_up():

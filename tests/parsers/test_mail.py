@@ -77,8 +77,13 @@ def test_a_mailbox_is_each_of_its_messages():
     assert doc.metadata["messages"] == 3 and doc.metadata["messages_failed"] == ["message 3: no RFC 5322 headers"]
     assert section_texts(doc)[4] == "From someone Sat Apr  7 10:00:00 2001\nno headers, only words"
     # One message: the parts of an .eml.
-    single = parse_mbox(document("one.mbox", b"From a@example.com Thu Apr  5 13:27:43 2001\n" + first))
+    single = parse_mbox(document("one.mbox", b"\nFrom a@example.com Thu Apr  5 13:27:43 2001\n" + first))
     assert parts(single) == parts(parse(first)) and single.metadata["messages"] == 1
+    assert single.metadata["subject"] == parse(first).metadata["subject"] == "First"
+    # Text before the first From_ line is kept, not read as a header block.
+    noted = parse_mbox(document("a.mbox", b"Warning: this archive is incomplete.\n\n" + box))
+    assert parts(noted)[:2] == ["preamble", "message-1/headers"]
+    assert section_texts(noted)[0] == "Warning: this archive is incomplete." and noted.metadata["messages"] == 3
     with pytest.raises(ParseError, match="mailbox: the file is empty"):
         parse_mbox(document("empty.mbox", b"\n"))
 

@@ -1,6 +1,6 @@
 """The end-of-run summary: failure reasons counted by cause, each said once and briefly."""
 from beam_chunking.pipelines.cli import EXIT_TOO_MANY_FAILURES, main
-from beam_chunking.pipelines.summary import REASON_WIDTH, reason
+from beam_chunking.pipelines.summary import REASON_WIDTH, failure_cause, reason
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 GIF = b"GIF89a" + bytes(64)
@@ -27,3 +27,12 @@ def test_failures_are_counted_by_cause_not_only_by_type(tmp_path, capsys):
     assert lines[0].startswith("  2 x UnsupportedContentType at parse: content type 'image/png' has no parser")
     assert lines[0].endswith(f"(e.g. {src}/a.png)") and lines[0].count(str(src)) == 1
     assert lines[1].startswith("  1 x UnsupportedContentType at parse: content type 'image/gif' has no parser")
+
+
+def test_causes_differ_by_kind_not_by_their_numbers():
+    def row(message, etype="LimitExceeded", uri="/in/a.pdf"):
+        return {"error_message": f"{uri}: {message}", "uri": uri, "error_type": etype, "stage": "parse"}
+    assert failure_cause(row("parsing was stopped after 31.2 s (over limits.max_parse_seconds=30)")) == \
+        failure_cause(row("parsing was stopped after 45.9 s (over limits.max_parse_seconds=30)", uri="/in/b.pdf"))
+    assert failure_cause(row("symbolic link to a folder (to /x); not followed", "SkippedInput")) != \
+        failure_cause(row("symbolic link points outside the input root (to /y); not followed", "SkippedInput"))

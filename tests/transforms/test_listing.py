@@ -154,3 +154,20 @@ def test_a_folder_that_cannot_be_listed_is_unlisted_and_refused():
     finally:
         os.chmod(f"{base}/in/closed", stat.S_IRWXU)
         shutil.rmtree(base)
+
+
+def test_a_link_to_a_folder_that_cannot_be_listed_is_reported():
+    base = tempfile.mkdtemp(dir="/tmp")  # reachable by 'nobody', unlike pytest's folders
+    try:
+        os.chmod(base, 0o755)
+        os.makedirs(f"{base}/in")
+        os.makedirs(f"{base}/closed")
+        open(f"{base}/closed/hidden.txt", "w").close()
+        open(f"{base}/in/open.txt", "w").close()
+        os.symlink(f"{base}/closed", f"{base}/in/link")
+        os.chmod(f"{base}/closed", 0)
+        # What the link hides cannot be known: it is reported, not assumed empty.
+        assert _as_unprivileged(lambda: unlisted(f"{base}/in/**/*.txt")) == [f"{base}/in/link"]
+    finally:
+        os.chmod(f"{base}/closed", stat.S_IRWXU)
+        shutil.rmtree(base)
