@@ -237,7 +237,7 @@ def _navigation_blocks(links: list, attributed: set) -> list:
         node, levels = link.parent, 0
         while node is not None and node.tag not in NAV_BLOCK_NEVER and levels < NAV_BLOCK_MAX_LEVELS:
             if node.mem_id in judged:
-                break  # judged from an earlier link, and so was everything above it
+                break  # judged from an earlier link: stopping keeps the pass linear (it may miss a bar, never add one)
             judged.add(node.mem_id)
             if node.tag not in INLINE:
                 levels += 1
