@@ -23,7 +23,8 @@ table's ``encoding`` and ``encoding_confidence`` columns.
 
 :func:`decode_unicode` is steps 1-2 alone, for parsers that learn the charset some other way
 when the bytes are not Unicode (an HTML page's ``<meta charset>``); :func:`decode_text` is
-steps 1-2 and 4.
+UTF-8 or a byte-order mark's encoding alone, then step 4, for formats that are UTF-8 by
+definition (WebVTT).
 """
 from __future__ import annotations
 
@@ -147,8 +148,9 @@ def _replaced(body: bytes, encoding: str) -> Tuple[str, int]:
 def decode_text(data: bytes, *, uri: str = "", document_id: Optional[str] = None, errors: str = "strict") -> Tuple[str, int]:
     """Return ``(text, replacements)`` for bytes in UTF-8 (with or without BOM) or UTF-16 with a BOM.
 
-    No other encoding is tried: this is for parsers that know the charset otherwise (an HTML
-    page's ``<meta charset>``); the text parsers use :func:`decode`.
+    No other encoding is tried: this is for formats that are UTF-8 by definition (WebVTT);
+    the text parsers use :func:`decode`, parsers that learn the charset otherwise (an HTML
+    page's ``<meta charset>``) :func:`decode_unicode` first.
 
     Args:
         data: Raw bytes.
@@ -176,17 +178,25 @@ def decode_text(data: bytes, *, uri: str = "", document_id: Optional[str] = None
 
 
 def decode_unicode(data: bytes) -> Optional[Decoded]:
-    """The text of bytes in UTF-8 (ASCII included, with or without a byte-order mark) or in
-    UTF-16 with a byte-order mark, with confidence 1.0; ``None`` when they are not valid in it.
+    """Steps 1-2 of :func:`decode`: the text of bytes in UTF-8 (ASCII included, with or
+    without a byte-order mark, or in ISO-2022 where its escape sequences say so) or in UTF-16
+    with a byte-order mark; ``None`` when they are not valid in it.
 
     For parsers that learn the charset some other way when this fails (an HTML page's
     ``<meta charset>``), before falling back to :func:`decode`.
     """
-    encoding, body, _ = _declared(data)
+    return _as_unicode(data)[0]
+
+
+def _as_unicode(data: bytes) -> Tuple[Optional[Decoded], Optional[UnicodeDecodeError]]:
+    """``(decoded, None)`` by steps 1-2 of :func:`decode`, or ``(None, the first decoding error)``."""
+    encoding, body, skipped = _declared(data)
     try:
-        return Decoded(body.decode(encoding), encoding, 1.0)
-    except UnicodeDecodeError:
-        return None
+        text = body.decode(encoding)
+    except UnicodeDecodeError as exc:
+        return None, exc
+    iso2022 = decode_iso2022(body) if encoding == "utf-8" and not skipped else None
+    return iso2022 or Decoded(text, encoding, 1.0), None
 
 
 def decode_iso2022(data: bytes) -> Optional[Decoded]:
@@ -283,13 +293,10 @@ def decode(data: bytes, *, uri: str = "", document_id: Optional[str] = None, err
             message names the first invalid byte's offset.
     """
     _check_policy(errors)
+    decoded, first = _as_unicode(data)
+    if decoded is not None:
+        return decoded
     encoding, body, skipped = _declared(data)
-    try:
-        text = body.decode(encoding)
-    except UnicodeDecodeError as exc:
-        first = exc
-    else:
-        return (decode_iso2022(body) if not skipped else None) or Decoded(text, encoding, 1.0)
     offset, sequence = first.start + skipped, body[first.start:first.end]
     damaged = skipped == 0 and encoding == "utf-8" and damaged_utf8(body)
     detected = detect_encoding(body) if skipped == 0 and encoding == "utf-8" and not damaged else None

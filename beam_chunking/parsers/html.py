@@ -51,7 +51,7 @@ from beam_chunking.errors import DecodeError, ParseError
 from beam_chunking.parsers._build import HeadingSections, clean, collapse, markdown_table
 from beam_chunking.parsers._depth import nesting_depth
 from beam_chunking.parsers._optional import require
-from beam_chunking.parsers.decode import Decoded, decode, decode_iso2022, decode_unicode
+from beam_chunking.parsers.decode import Decoded, decode, decode_unicode
 from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, check_time, exceeded
 from beam_chunking.types import Document, ParsedDocument
@@ -135,13 +135,13 @@ _XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*\sencoding\s*=\s*["']([A-Za-z0-9_
 
 
 def _decode(doc: Document, errors: str) -> Decoded:
-    """Unicode (UTF-8, or a byte-order mark's encoding) first, or ISO-2022 where its escape
-    sequences say so (:func:`~beam_chunking.parsers.decode.decode_iso2022`); otherwise the
+    """Unicode (UTF-8, a byte-order mark's encoding, or ISO-2022 where its escape sequences
+    say so: :func:`~beam_chunking.parsers.decode.decode_unicode`) first; otherwise the
     charset the page declares (``<meta>``, or an XHTML page's XML declaration); a page that
     declares none is decoded as the text parsers decode
     (:func:`~beam_chunking.parsers.decode.decode`: the legacy encoding detected), as a
     browser sniffs one."""
-    unicode = decode_iso2022(doc.data) or decode_unicode(doc.data)
+    unicode = decode_unicode(doc.data)
     if unicode is not None:
         return unicode
     head = doc.data[:4096]
@@ -219,12 +219,20 @@ def _is_nav_link(link, attributed: set) -> bool:
             and NAV_LABEL.search(before.text(deep=False).rstrip()) is not None)
 
 
-def _words_outside_links(node) -> List[str]:
-    """The words of ``node``'s text that are not link text (lower case, letters only)."""
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _words(text: str) -> set:
+    """The words of ``text``: runs of letters, lower case."""
+    return set(_WORD.findall(text.lower()))
+
+
+def _words_outside_links(node) -> set:
+    """The words of ``node``'s text that are not link text."""
     rest = node.text(deep=True)
     for link in node.css("a"):
         rest = rest.replace(link.text(deep=True), " ", 1)
-    return re.findall(r"[^\W\d_]+", rest.lower())
+    return _words(rest)
 
 
 def _navigation_blocks(links: list, attributed: set) -> list:
@@ -245,7 +253,7 @@ def _navigation_blocks(links: list, attributed: set) -> list:
                     break
                 if (sum(_is_nav_link(a, attributed) for a in node.css("a[href]")) >= 2
                         and node.css_first("h1, h2, h3, h4, h5, h6") is None
-                        and set(_words_outside_links(node)) <= NAV_WORDS):
+                        and _words_outside_links(node) <= NAV_WORDS):
                     found.append(node)
             node = node.parent
     return found
@@ -280,8 +288,7 @@ def _is_navigation_bar(table, attributed: set) -> bool:
 
 def _link_words(link) -> set:
     """The words a link reads as (its text, or its images' ``alt``), lower case."""
-    text = link.text(deep=True) + " " + " ".join(img.attributes.get("alt") or "" for img in link.css("img"))
-    return set(re.findall(r"[^\W\d_]+", text.lower()))
+    return _words(link.text(deep=True) + " " + " ".join(img.attributes.get("alt") or "" for img in link.css("img")))
 
 
 def _is_layout_table(node) -> bool:

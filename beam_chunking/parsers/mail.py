@@ -35,10 +35,10 @@ from beam_chunking.parsers._build import TextBuilder, clean, collapse
 from beam_chunking.parsers.decode import decode
 from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.formats import EMAIL, FORMAT_PARSERS
-from beam_chunking.parsers.sniff import MBOX_FROM_LINE
 from beam_chunking.parsers.html import parse_html
 from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.parsers.sniff import MBOX_FROM_LINE
 from beam_chunking.types import Document, ParsedDocument
 
 HEADERS = ("From", "To", "Cc", "Date", "Subject")
@@ -98,8 +98,12 @@ def _text_content(part: EmailMessage, job: _Job) -> str:
 
 def _payload_text(part: EmailMessage, job: _Job) -> str:
     """A part's bytes (transfer encoding undone) decoded as a text file's are."""
-    payload = part.get_payload(decode=True) or b""
-    return decode(payload, uri=job.doc.uri, document_id=job.doc.id, errors=job.errors).text
+    return _bytes_text(part.get_payload(decode=True) or b"", job)
+
+
+def _bytes_text(data: bytes, job: _Job) -> str:
+    """``data`` decoded as a text file's bytes are (:func:`~beam_chunking.parsers.decode.decode`)."""
+    return decode(data, uri=job.doc.uri, document_id=job.doc.id, errors=job.errors).text
 
 
 def _attachment_bytes(part: EmailMessage) -> bytes:
@@ -191,26 +195,24 @@ def parse_mbox(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     preamble, found = split_mbox(doc.data)
     raw = [m for m in found if m.strip()]
     builder = TextBuilder(max_chars=limits.max_text_chars)
-    if preamble.strip():
-        builder.add(clean(decode(preamble, uri=doc.uri, document_id=doc.id, errors=errors).text), kind="body",
-                    metadata={"part": "preamble"})
     notes: Dict[str, List[str]] = {"attachments_skipped": [], "attachments_failed": [], "messages_failed": []}
     job = _Job(doc, errors, limits, keep, notes)
-    subjects = []
+    if preamble.strip():
+        builder.add(clean(_bytes_text(preamble, job)), kind="body", metadata={"part": "preamble"})
+    subject = ""
     for k, data in enumerate(raw, start=1):
         prefix = f"message-{k}/" if len(raw) > 1 else ""
         message = email.message_from_bytes(data, policy=email.policy.default)
         if not message.keys():
             notes["messages_failed"].append(f"message {k}: no RFC 5322 headers")
-            builder.add(clean(decode(data, uri=doc.uri, document_id=doc.id, errors=errors).text), kind="body",
-                        metadata={"part": prefix + "body"})
+            builder.add(clean(_bytes_text(data, job)), kind="body", metadata={"part": prefix + "body"})
             continue
         _add_message(builder, message, job, 1, prefix)
-        subjects.append(collapse(str(message.get("Subject") or "")))
+        subject = collapse(str(message.get("Subject") or ""))
     meta: Dict[str, Any] = {k: v for k, v in notes.items() if v}
     meta["messages"] = len(raw)
-    if len(raw) == 1 and subjects and subjects[0]:
-        meta["subject"] = subjects[0]
+    if len(raw) == 1 and subject:
+        meta["subject"] = subject
     return builder.build(doc, meta)
 
 

@@ -45,9 +45,9 @@ class RunSummary:
     """Counts of one finished run, read back from its documents table.
 
     ``by_content_type`` and ``by_strategy`` count documents per status; ``failures`` lists
-    the most common causes as ``(error_type, stage, count, example uri, message)`` (see
-    :func:`reason`); ``llm`` totals the
-    documents table's chat-model counters (empty when no strategy called a model);
+    the most common causes (:func:`failure_cause`) as ``(error_type, stage, count, example
+    uri, message)`` (:func:`reason`); ``llm`` totals the documents table's chat-model
+    counters (empty when no strategy called a model);
     ``parents`` counts the parents table's rows; ``changes`` counts the changes table's
     documents per change (``new``, ``changed``, ``unchanged``, ``deleted``; empty for an
     output written before that table existed).

@@ -70,7 +70,8 @@ def input_roots(patterns: Iterable[str]) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(roots))
 
 
-def _inside(real: str, roots: Sequence[str]) -> bool:
+def inside(real: str, roots: Sequence[str]) -> bool:
+    """Whether the real path ``real`` is one of ``roots`` (real paths) or lies below one."""
     return any(real == root or real.startswith(root.rstrip("/") + "/") for root in roots)
 
 
@@ -86,7 +87,7 @@ def _link_problem(path: str, roots: Sequence[str]) -> Optional[str]:
             return f"symbolic link loop (to {target}); not followed"
         raise
     real = os.path.realpath(path)
-    if roots and not _inside(real, roots):
+    if roots and not inside(real, roots):
         return (f"symbolic link points outside the input root (to {real}); not followed: give a pattern "
                 "whose folder holds the target too, or the file itself")
     if stat.S_ISDIR(mode):

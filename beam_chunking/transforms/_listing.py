@@ -16,7 +16,7 @@ from typing import List, Tuple
 
 from apache_beam.io.filesystem import BeamIOError, FileMetadata, FileSystem
 
-from beam_chunking.transforms._files import listing_base
+from beam_chunking.transforms._files import inside, listing_base
 
 
 def _may_descend(parts: List[str], folder: str) -> bool:
@@ -38,29 +38,33 @@ def _may_descend(parts: List[str], folder: str) -> bool:
 LINKED_FOLDER_SCAN = 20_000
 
 
-def _hides_matches(link: str, matches, base: str, budget: List[int]) -> bool:
-    """Whether the folder that ``link`` points to holds a file that ``matches`` would take
-    through the link and that the walk of ``base`` does not list under its own path (a link
-    to a sibling folder that the pattern reads anyway hides nothing). Links inside are not
-    followed. Assumed when a folder in it cannot be listed, or when ``budget`` (entries left to
-    look at, shared by the listing's links) runs out."""
-    real_base = os.path.realpath(base).rstrip("/") or "/"
-    target = os.path.realpath(link)
-    inside = target == real_base or target.startswith(real_base.rstrip("/") + "/")
-    unreadable: List[OSError] = []
-    for folder, folders, names in os.walk(link, onerror=unreadable.append):
-        budget[0] -= len(folders) + len(names)
-        real_folder = os.path.realpath(folder)
-        for name in names:
-            if not matches(os.path.join(folder, name)):
-                continue
-            # The same file as the walk of base names it: below base, real folders only.
-            own = os.path.join(base.rstrip("/") + real_folder[len(real_base.rstrip("/")):], name)
-            if not (inside and matches(own)):
+class _LinkedFolders:
+    """Whether a link to a folder hides files from one listing (of ``base``, whose pattern
+    ``matches``): the folder it points to holds a file the pattern would take through the
+    link and the walk does not list under its own path (a link to a sibling folder that the
+    pattern reads anyway hides nothing). Links inside are not followed. Assumed when a folder
+    in it cannot be listed, or once the listing's links have had :data:`LINKED_FOLDER_SCAN`
+    entries looked at."""
+
+    def __init__(self, base: str, matches):
+        self.base, self.matches = base.rstrip("/"), matches
+        self.real_base = os.path.realpath(base).rstrip("/")  # "" for "/"
+        self.budget = LINKED_FOLDER_SCAN
+
+    def hide(self, link: str) -> bool:
+        """Whether ``link`` hides files (see the class)."""
+        reads_target = inside(os.path.realpath(link), [self.real_base or "/"])
+        unreadable: List[OSError] = []
+        for folder, folders, names in os.walk(link, onerror=unreadable.append):
+            self.budget -= len(folders) + len(names)
+            # The walk of base names this folder's files by their real path, below base.
+            own = self.base + os.path.realpath(folder)[len(self.real_base):]
+            if any(self.matches(os.path.join(folder, name))
+                   and not (reads_target and self.matches(os.path.join(own, name))) for name in names):
                 return True
-        if budget[0] < 0:
-            return True
-    return bool(unreadable) or budget[0] < 0
+            if self.budget < 0:
+                return True
+        return bool(unreadable)
 
 
 def list_local(pattern: str) -> Tuple[List[FileMetadata], List[str]]:
@@ -104,7 +108,7 @@ def list_local(pattern: str) -> Tuple[List[FileMetadata], List[str]]:
             found.append(folder)
 
     base = listing_base(pattern)
-    budget = [LINKED_FOLDER_SCAN]
+    linked = _LinkedFolders(base, matches)
     # Beam reads '?' and '[...]' as able to match '/', so the folder-by-folder test of what
     # a pattern can reach holds only without them; with them every folder is walked.
     prune = not any(c in pattern[len(base):] for c in "?[")
@@ -120,7 +124,7 @@ def list_local(pattern: str) -> Tuple[List[FileMetadata], List[str]]:
         for name in list(folders):
             path = os.path.join(folder, name)
             if os.path.islink(path):
-                if _may_descend(parts, path) and _hides_matches(path, matches, base, budget):
+                if _may_descend(parts, path) and linked.hide(path):
                     found.append(path)
             elif prune and not _may_descend(parts, path):
                 folders.remove(name)  # nothing below can match: do not walk it

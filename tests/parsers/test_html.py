@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from beam_chunking.errors import DecodeError
-from beam_chunking.parsers.html import MAX_ELEMENT_PATH, parse_html
+from beam_chunking.parsers.html import MAX_ELEMENT_PATH, NAV_BAR_MAX_ROWS, NAV_BLOCK_MAX_CHARS, parse_html
 from tests.parsers.fixtures import check_sections, document, section_texts
 
 PAGE = """<!doctype html><html><head><title>Guide</title><style>p{color:red}</style>
@@ -298,6 +298,22 @@ def test_navigation_tables_are_left_out_whatever_their_class():
 ])
 def test_content_beside_or_like_navigation_links_stays(page, kept):
     assert kept in parse(page).text
+
+
+def test_the_bounds_of_a_navigation_bar():
+    prev_next = '<a accesskey="p" href="a.html">Prev</a> <a accesskey="n" href="c.html">Next</a>'
+    row = f"<tr><td>{prev_next}</td></tr>"
+    # A table of links is a bar up to NAV_BAR_MAX_ROWS rows; a longer one is data.
+    for rows, gone in ((NAV_BAR_MAX_ROWS, True), (NAV_BAR_MAX_ROWS + 1, False)):
+        text = parse(f"<p>Body.</p><table>{row * rows}</table>").text
+        assert (text == "Body.") is gone, rows
+    # A block of more than NAV_BLOCK_MAX_CHARS characters is no bar, whatever it holds.
+    links = " ".join(f'<a rel="next" href="{k}.html">Next</a>' for k in range(NAV_BLOCK_MAX_CHARS // 4 + 1))
+    assert "NextNext" in "".join(parse(f"<p>Body.</p><div>{links}</div>").text.split())
+    assert parse(f'<p>Body.</p><div>{links.split(" ")[0]} {links.split(" ")[1]}</div>').text == "Body."
+    # A cell is never removed alone: its table keeps its columns.
+    cells = f"<table><tr><th>Page</th><th>Links</th></tr><tr><td>Intro</td><td>{prev_next}</td></tr></table>"
+    assert "| Intro | Prev Next |" in parse(cells).text
 
 
 def test_prev_up_next_bars_are_left_out_however_they_are_marked_up():

@@ -84,6 +84,8 @@ def test_a_mailbox_is_each_of_its_messages():
     noted = parse_mbox(document("a.mbox", b"Warning: this archive is incomplete.\n\n" + box))
     assert parts(noted)[:2] == ["preamble", "message-1/headers"]
     assert section_texts(noted)[0] == "Warning: this archive is incomplete." and noted.metadata["messages"] == 3
+    # A .mbox without any From_ line (an .eml renamed) is one message.
+    assert parts(parse_mbox(document("renamed.mbox", first))) == parts(parse(first))
     with pytest.raises(ParseError, match="mailbox: the file is empty"):
         parse_mbox(document("empty.mbox", b"\n"))
 

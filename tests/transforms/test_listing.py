@@ -59,6 +59,20 @@ def test_a_link_to_a_folder_is_reported_only_when_it_hides_files(tree, tmp_path)
     os.symlink(outside, tree / "out")
     assert unlisted(f"{tree}/**/*.md") == [f"{tree}/out"]  # its files are nowhere else under the root
     assert unlisted(f"{tree}/**/*.pdf") == []  # it holds no file the pattern takes
+
+
+def test_links_past_the_scan_budget_are_reported_as_if_they_hid_files(tree, monkeypatch):
+    from beam_chunking.transforms import _listing
+
+    (tree / "sub" / "b.md").write_text("x")
+    for k in range(3):
+        os.symlink("sub", tree / f"alias{k}")  # with the fixture's alias, four links to sub
+    assert unlisted(f"{tree}/**/*.md") == []  # each reads as sub/b.md: nothing hidden
+    # sub holds 2 entries: the budget lasts for the first link looked into (in the walk's
+    # order), not for the other three.
+    monkeypatch.setattr(_listing, "LINKED_FOLDER_SCAN", 3)
+    reported = unlisted(f"{tree}/**/*.md")
+    assert len(reported) == 3 and set(reported) < {f"{tree}/{n}" for n in ("alias", "alias0", "alias1", "alias2")}
     assert [m.path for m in MatchFn().match(f"{tree}/good.txt")] == [f"{tree}/good.txt"]  # no wildcard: Beam's match
 
 
