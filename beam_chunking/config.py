@@ -14,6 +14,7 @@ from beam_chunking.errors import ConfigError
 from beam_chunking.llm.config import LLMConfig
 from beam_chunking.parsers import check_content_types
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, ParseLimits
+from beam_chunking.parsers.ocr import DEFAULT_OCR, check_ocr
 from beam_chunking.registry import DEFAULT_STRATEGY, JOB_WIDE_OPTION, get
 from beam_chunking.strategies import Router
 from beam_chunking.strategies.base import Chunker
@@ -52,6 +53,10 @@ class JobConfig:
         keep: Parts that parsers drop by default to keep instead: ``"page_furniture"``
             (running headers, footers, page numbers), ``"contents"`` (tables of contents).
             Default none: both are dropped and recorded in the documents table.
+        ocr: Optical character recognition of images and scanned PDF pages: ``"auto"``
+            (default: images and PDF pages without a text layer, when the ``ocr`` extra is
+            installed; without it an image fails naming the extra and a PDF's textless pages
+            are counted), ``"always"`` (every PDF page, text layer or not) or ``"never"``.
         embed: Embedding model for the ``embedding`` column (``"minilm"`` or an embedder);
             default ``None``, no embedding stage.
         max_failures: Failed documents a run may have and still exit 0: a count (``"3"``) or
@@ -76,11 +81,13 @@ class JobConfig:
     max_bytes: int = DEFAULT_MAX_BYTES
     limits: ParseLimits = DEFAULT_LIMITS
     keep: Tuple[str, ...] = ()
+    ocr: str = DEFAULT_OCR
     embed: Optional[Any] = None
     max_failures: str = "0"
     llm: Optional[LLMConfig] = None
 
     def __post_init__(self) -> None:
+        check_ocr(self.ocr)
         if self.llm is not None:
             llm = LLMConfig.of(self.llm)
             object.__setattr__(self, "llm", llm)

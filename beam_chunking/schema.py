@@ -31,6 +31,11 @@ RESERVED_TYPES: Dict[str, pa.DataType] = {
     "section_path": pa.list_(pa.string()),
     "page": pa.int32(),
     "page_end": pa.int32(),
+    # One rectangle per block of lines and page, in PDF points from the page's top-left
+    # corner (pixels for images): what a viewer highlights.
+    "boxes": pa.list_(pa.struct([pa.field("page", pa.int32()), pa.field("x0", pa.float32()),
+                                 pa.field("y0", pa.float32()), pa.field("x1", pa.float32()),
+                                 pa.field("y1", pa.float32())])),
     "slide": pa.int32(),
     "sheet": pa.string(),
     "row": pa.int64(),
@@ -195,6 +200,9 @@ def _reserved(key: str, value: Any) -> Any:
     kind = _RESERVED_KIND[key]
     if kind == "int":
         ok = isinstance(value, int) and not isinstance(value, bool)
+    elif kind == "boxes":
+        ok = isinstance(value, (list, tuple)) and all(isinstance(v, dict) for v in value)
+        value = list(value) if ok else value
     elif kind == "list":
         ok = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
         value = list(value) if ok else value
@@ -206,8 +214,8 @@ def _reserved(key: str, value: Any) -> Any:
 
 
 # The check each reserved key's column needs, worked out once.
-_RESERVED_KIND = {k: "int" if pa.types.is_integer(t) else "list" if pa.types.is_list(t) else "str"
-                  for k, t in RESERVED_TYPES.items()}
+_RESERVED_KIND = {k: "int" if pa.types.is_integer(t) else "boxes" if k == "boxes"
+                  else "list" if pa.types.is_list(t) else "str" for k, t in RESERVED_TYPES.items()}
 
 
 def _float_list(vector: Sequence[float]) -> List[float]:

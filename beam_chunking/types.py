@@ -7,7 +7,7 @@ and cannot be mutated by a later stage behind an earlier one's back. Offsets are
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 #: The value types metadata may hold. Each survives the Parquet round trip with its type.
 MetadataValue = Union[str, int, float, bool, None, Tuple[str, ...], list]
@@ -18,6 +18,7 @@ RESERVED_KEYS = (
     "section_path",
     "page",
     "page_end",
+    "boxes",
     "slide",
     "sheet",
     "row",
@@ -75,6 +76,36 @@ class Section:
             raise ValueError(f"Section span must satisfy 0 <= start <= end, got [{self.start}, {self.end})")
 
 
+class TextBox(NamedTuple):
+    """Where one line of a parsed document's text lies on its page: ``text[start:end]`` is
+    drawn inside the rectangle ``(x0, y0)``-``(x1, y1)``.
+
+    Coordinates are PDF points (1/72 inch) with the origin at the page's top-left corner, y
+    growing downwards; for an image document they are the image's pixels. Consecutive boxes
+    with the same ``group`` belong to one block of lines (a paragraph, a table, a caption), so
+    a chunk's regions are one rectangle per group it touches.
+
+    Args:
+        start: First code point of the line in ``ParsedDocument.text``.
+        end: One past its last code point.
+        page: 1-based page (or image frame) number.
+        x0: Left edge.
+        y0: Top edge.
+        x1: Right edge.
+        y1: Bottom edge.
+        group: The block of lines the line belongs to, numbered in reading order.
+    """
+
+    start: int
+    end: int
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    group: int
+
+
 @dataclass(frozen=True)
 class ParsedDocument:
     """A document decoded to text, with sections that partition the parts worth chunking.
@@ -92,6 +123,8 @@ class ParsedDocument:
             numbers, tables of contents ...), as ``(label, characters)`` pairs, one per label.
             The pipeline adds them to the documents table's ``dropped`` and
             ``dropped_characters`` columns beside the strategy's own drops.
+        boxes: Where the text lies on its pages, one :class:`TextBox` per line in text
+            order; empty for formats without geometry. Chunks get their ``boxes`` from it.
     """
 
     id: str
@@ -103,6 +136,7 @@ class ParsedDocument:
     size_bytes: int = 0
     sha256: str = ""
     dropped: Tuple[Tuple[str, int], ...] = ()
+    boxes: Tuple[TextBox, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

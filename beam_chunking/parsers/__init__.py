@@ -1,14 +1,16 @@
 """Parsers from a document's bytes to text and sections, registered by content type.
 
 ``parse(document)`` picks the parser for ``document.content_type``; an unsupported type
-(a zip, an executable, an image) raises
+(a zip, an executable, a GIF) raises
 :class:`~beam_chunking.errors.UnsupportedContentType` and is never read as text. Every
-parser has the signature ``parser(document, *, errors="strict", limits=ParseLimits(), keep=frozenset())``.
+parser has the signature ``parser(document, *, errors="strict", limits=ParseLimits(), keep=frozenset())``; the parsers
+that read text by OCR (images, PDF pages without a text layer) also take ``ocr`` (see
+:data:`~beam_chunking.parsers.ocr.OCR_MODES`), and only they are given it.
 Parsers of binary formats import their library lazily: without the ``parsers`` extra they
 fail the document with an error naming it. ``detect_content_type`` types a file from its
 bytes and name; ``check_content_types`` validates the types a job forces by pattern.
 
-The formats whose library calls cannot be interrupted (DOCX, PPTX, XLSX, PDF, e-mail) are
+The formats whose library calls cannot be interrupted (DOCX, PPTX, XLSX, PDF, e-mail, images) are
 parsed in a watchdog-guarded child process that is killed when the document's time budget
 runs out (:mod:`beam_chunking.parsers.watchdog`; ``ParseLimits(watchdog=False)`` parses
 them here); ``parse_in_process`` always parses here.
@@ -24,11 +26,12 @@ from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.dispatch import PARSERS, parse_in_process
 from beam_chunking.parsers.drops import KEEP_NOTHING, check_keep
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits
+from beam_chunking.parsers.ocr import DEFAULT_OCR, check_ocr
 from beam_chunking.types import Document, ParsedDocument
 
 
 def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
-          keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
+          keep: FrozenSet[str] = KEEP_NOTHING, ocr: str = DEFAULT_OCR) -> ParsedDocument:
     """Parse ``document`` with the parser registered for its content type.
 
     Args:
@@ -41,6 +44,9 @@ def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLim
             ``limits.watchdog`` is on (the default).
         keep: Parts that parsers drop by default to keep instead (names of
             :data:`~beam_chunking.parsers.drops.DROPS`). Default none: drop them all.
+        ocr: ``"auto"`` (default: OCR what has no text layer, images and PDF pages without
+            text, when the ``ocr`` extra is installed), ``"always"`` (every PDF page too) or
+            ``"never"`` (an image document then fails); see :mod:`beam_chunking.parsers.ocr`.
 
     Raises:
         UnsupportedContentType: no parser for the content type.
@@ -48,11 +54,13 @@ def parse(document: Document, *, decode_errors: str = "strict", limits: ParseLim
             process died (the message names the exit status).
         LimitExceeded: a cap of ``limits`` was reached (the message names it).
         MissingExtra: the format's library is not installed (names the extra).
+        ConfigError: ``ocr`` is not one of the modes.
     """
     keep = check_keep(keep)
+    check_ocr(ocr)
     if limits.watchdog and watchdog.isolates(document.content_type):
-        return watchdog.parse_isolated(document, decode_errors=decode_errors, limits=limits, keep=keep)
-    return parse_in_process(document, decode_errors=decode_errors, limits=limits, keep=keep)
+        return watchdog.parse_isolated(document, decode_errors=decode_errors, limits=limits, keep=keep, ocr=ocr)
+    return parse_in_process(document, decode_errors=decode_errors, limits=limits, keep=keep, ocr=ocr)
 
 
 def closest_content_type(ctype: str) -> str:

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from beam_chunking.errors import LimitExceeded
 from beam_chunking.parsers.limits import check_time
 from beam_chunking.text.headings import heading_path
-from beam_chunking.types import Document, ParsedDocument, Section
+from beam_chunking.types import Document, ParsedDocument, Section, TextBox
 
 _SPACES = re.compile(r"[ \t\f\v\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
 _LEADING_BLANK_LINES = re.compile(r"^(?:[ \t]*\n)+")
@@ -49,6 +49,17 @@ class TextBuilder:
         self._length = 0
         self._sections: List[Dict[str, Any]] = []
         self._dropped: Dict[str, int] = {}
+        self._last_start = 0
+
+    @property
+    def length(self) -> int:
+        """Characters of text so far: where the next piece's separator starts."""
+        return self._length
+
+    @property
+    def last_start(self) -> int:
+        """Where the text last added (by :meth:`add` or :meth:`extend`) starts."""
+        return self._last_start
 
     def drop(self, label: str, text: str) -> None:
         """Record ``text`` as left out on purpose under ``label``; whitespace is not counted."""
@@ -65,7 +76,7 @@ class TextBuilder:
         if self._length:
             self._parts.append(self.separator)
             self._length += len(self.separator)
-        start = self._length
+        start = self._last_start = self._length
         self._parts.append(text)
         self._length += len(text)
         self._check()
@@ -101,6 +112,7 @@ class TextBuilder:
             return self.add(text)
         sep = self.separator if separator is None else separator
         self._parts.append(sep + text)
+        self._last_start = self._length + len(sep)
         self._length += len(sep) + len(text)
         self._sections[-1]["end"] = self._length
         self._check()
@@ -110,13 +122,15 @@ class TextBuilder:
         """Change fields of the last section (e.g. its element path once it is known)."""
         self._sections[-1].update(fields)
 
-    def build(self, doc: Document, metadata: Optional[Dict[str, Any]] = None) -> ParsedDocument:
-        """Return the parsed document; ``metadata`` is merged over the document's tags."""
+    def build(self, doc: Document, metadata: Optional[Dict[str, Any]] = None,
+              boxes: Tuple[TextBox, ...] = ()) -> ParsedDocument:
+        """Return the parsed document; ``metadata`` is merged over the document's tags.
+        ``boxes`` place the text on its pages (formats with geometry)."""
         meta = dict(doc.metadata)
         meta.update(metadata or {})
         sections = tuple(Section(**s) for s in self._sections)
         return ParsedDocument(doc.id, doc.uri, doc.content_type, "".join(self._parts), sections, meta,
-                              dropped=tuple(self._dropped.items()))
+                              dropped=tuple(self._dropped.items()), boxes=tuple(boxes))
 
 
 def markdown_table(rows: Sequence[Sequence[str]], *, header: bool = True, caption: str = "") -> str:
@@ -147,8 +161,8 @@ class HeadingSections:
     common ancestry of a section's blocks.
     """
 
-    def __init__(self, max_chars: Optional[int] = None) -> None:
-        self.builder = TextBuilder(max_chars=max_chars)
+    def __init__(self, max_chars: Optional[int] = None, builder: Optional[TextBuilder] = None) -> None:
+        self.builder = builder if builder is not None else TextBuilder(max_chars=max_chars)
         self.stack: List[tuple] = []
         self.path: Tuple[str, ...] = ()
         self.level = 0
@@ -161,16 +175,35 @@ class HeadingSections:
         if common is not None:
             self.builder.update_last(metadata={"element_path": " > ".join(common)} if common else {})
 
-    def heading(self, level: int, title: str, path: Optional[List[str]] = None) -> None:
-        """Start a section at a heading of ``level`` (1 = outermost)."""
+    def heading(self, level: int, title: str, path: Optional[List[str]] = None, text: Optional[str] = None,
+                **fields: Any) -> Optional[int]:
+        """Start a section at a heading of ``level`` (1 = outermost).
+
+        ``title`` goes into the heading path; ``text`` (default ``title``) into the text.
+        ``fields`` are further :class:`Section` fields of the new section (``page``). Returns
+        where the heading's text starts in the document, or ``None`` when it is blank.
+        """
         self.path = heading_path(self.stack, level, title)
         self.level = level
-        if self.builder.add(title, level=level, heading_path=self.path):
+        text = title if text is None else text
+        if self.builder.add(text, level=level, heading_path=self.path, **fields):
             self.open = self.heading_only = True
             self._set_common(path)
+            return self.builder.last_start
+        return None
 
-    def paragraph(self, text: str, path: Optional[List[str]] = None) -> None:
-        """Add a body block (extends the open section)."""
+    def untitled(self, level: int, title: str) -> None:
+        """Start a section under a heading of ``level`` that is not in the text (a PDF
+        bookmark its page does not show): the blocks after it go under ``title``."""
+        self.path = heading_path(self.stack, level, title)
+        self.level = level
+        self.open = self.heading_only = False
+
+    def paragraph(self, text: str, path: Optional[List[str]] = None, **fields: Any) -> Optional[int]:
+        """Add a body block (extends the open section); ``fields`` apply to a new section.
+
+        Returns where the block's text starts in the document, or ``None`` when it is blank.
+        """
         if self.open and self.builder.extend(text):
             if self.heading_only:  # the body's ancestry, not the heading's, names the section
                 self._set_common(path)
@@ -178,21 +211,29 @@ class HeadingSections:
                 narrowed = _common_prefix(self.common, path)
                 if narrowed != self.common:
                     self._set_common(narrowed)
-        elif self.builder.add(text, level=self.level, heading_path=self.path):
+        elif self.builder.add(text, level=self.level, heading_path=self.path, **fields):
             self.open = True
             self._set_common(path)
         else:
-            return
+            return None
         self.heading_only = False
+        return self.builder.last_start
 
-    def unit(self, text: str, kind: str, path: Optional[List[str]] = None) -> None:
-        """A table or code block: its own section (absorbing a heading that has no body yet)."""
+    def unit(self, text: str, kind: str, path: Optional[List[str]] = None, **fields: Any) -> Optional[int]:
+        """A table or code block: its own section (absorbing a heading that has no body yet).
+
+        Returns where the block's text starts in the document, or ``None`` when it is blank.
+        """
+        start = None
         if self.heading_only and self.builder.extend(text):
             self.builder.update_last(kind=kind)
             self._set_common(path)
-        elif self.builder.add(text, level=self.level, heading_path=self.path, kind=kind):
+            start = self.builder.last_start
+        elif self.builder.add(text, level=self.level, heading_path=self.path, kind=kind, **fields):
             self._set_common(path)
+            start = self.builder.last_start
         self.open = self.heading_only = False
+        return start
 
 
 def _common_prefix(a: List[str], b: List[str]) -> List[str]:

@@ -1,7 +1,7 @@
 """The watchdog's child process: parse the documents its parent sends, one at a time.
 
 Started by :mod:`beam_chunking.parsers.watchdog` (never imported by the parent). Each request
-is ``(document, decode_errors, limits, keep, window, sys.path, root log level)``; each reply is
+is ``(document, decode_errors, limits, keep, ocr, window, sys.path, root log level)``; each reply is
 ``(kind, value, log records, warnings, traceback)`` with ``kind`` ``"ok"`` (``value`` the
 :class:`~beam_chunking.types.ParsedDocument`) or ``"error"`` (``value`` the exception).
 """
@@ -59,7 +59,7 @@ def _exit_with_parent(requests: int) -> None:
 
 
 def _answer(request: tuple, records: _Records) -> tuple:
-    document, decode_errors, limits, keep, window, path, level = request
+    document, decode_errors, limits, keep, ocr, window, path, level = request
     if path != sys.path:
         sys.path[:] = path
     logging.getLogger().setLevel(level)
@@ -70,7 +70,7 @@ def _answer(request: tuple, records: _Records) -> tuple:
         try:
             with parse_budget(limits, window):
                 kind, value = "ok", parse_in_process(document, decode_errors=decode_errors, limits=limits,
-                                                     keep=keep)
+                                                     keep=keep, ocr=ocr)
         except Exception as exc:
             kind, value, trace = "error", exc, traceback.format_exc()
     shown = [(str(w.message), w.category, w.filename, w.lineno) for w in caught]

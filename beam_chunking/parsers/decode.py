@@ -2,19 +2,22 @@
 
 :func:`decode` is what the text parsers (plain text, Markdown, code, CSV/TSV) use:
 
-1. a byte-order mark names the encoding (UTF-8, UTF-16 LE/BE) and is dropped from the text;
+1. a byte-order mark names the encoding (UTF-8, UTF-16 or UTF-32, LE or BE) and is dropped
+   from the text;
 2. otherwise bytes that are valid UTF-8 (ASCII included) are UTF-8, with confidence 1.0,
    unless they are ASCII with the escape sequences of ISO-2022-JP or ISO-2022-KR
-   (:func:`decode_iso2022`), which they are then decoded in;
-3. otherwise `charset-normalizer <https://github.com/jawah/charset_normalizer>`_ picks the
-   legacy encoding, among :data:`LEGACY_ENCODINGS`, under which the bytes read as coherent
-   text (GBK/GB18030, Shift-JIS, EUC-JP, Big5, EUC-KR, windows-1252 and Latin-1,
-   windows-1251, KOI8-R ...). Bytes that are mostly valid UTF-8 with a few bad sequences are
-   damaged UTF-8, not a legacy encoding, and are never guessed at; bytes whose non-ASCII
-   bytes all stand alone and are 0xA0 or above (accented letters in Latin text) are read in
-   single-byte code pages only;
-4. when no encoding fits, ``errors="strict"`` (the default) fails the document with a
-   :class:`~beam_chunking.errors.DecodeError` naming the first bad byte's offset, and
+   (:func:`decode_iso2022`) or HZ's GB2312 runs (:func:`decode_hz`), which they are then
+   decoded in;
+3. otherwise :func:`~beam_chunking.parsers.legacy.detect` picks the legacy encoding under
+   which the bytes read as text (GBK/GB18030, Shift-JIS, EUC-JP, Big5, EUC-KR, windows-1252
+   and Latin-1, windows-1251, KOI8-R ..., and the rarer Shift_JIS-2004, EUC-JIS-2004 and
+   Johab), with `charset-normalizer <https://github.com/jawah/charset_normalizer>`_ and the
+   rules of the encodings, or finds the bytes ambiguous between several. Bytes that are
+   mostly valid UTF-8 with a few bad sequences are damaged UTF-8, not a legacy encoding,
+   and are never guessed at;
+4. when no encoding fits, or several read the bytes as different text, ``errors="strict"``
+   (the default) fails the document with a :class:`~beam_chunking.errors.DecodeError`
+   naming the first bad byte's offset (and the encodings it is ambiguous between), and
    ``errors="replace"`` decodes UTF-8 with U+FFFD for each invalid sequence, counted.
 
 The result records the encoding (a Python codec name: ``data.decode(encoding)`` gives the
@@ -29,27 +32,16 @@ definition (WebVTT).
 from __future__ import annotations
 
 import codecs
-import hashlib
 import re
 import threading
 from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 from beam_chunking.errors import ConfigError, DecodeError
+# Re-exported: callers and tests know them as the decoder's.
+from beam_chunking.parsers.legacy import (LEGACY_ENCODINGS, MULTI_BYTE_ENCODINGS, RARE_ENCODINGS, Detection,  # noqa: F401
+                                          detect, detect_encoding)
 
 ERROR_POLICIES = ("strict", "replace")
-
-#: The legacy encodings :func:`decode` considers, roughly in their order of use on the web
-#: (W3Techs' survey of character encodings). When charset-normalizer finds several equally
-#: plausible, the first of them here wins. They are the legacy encodings of the WHATWG
-#: Encoding Standard (what browsers decode), as the Python codecs that decode them like
-#: browsers do (windows-949 for EUC-KR, windows-31j for Shift_JIS, GB18030 for GBK, Big5-HKSCS
-#: for Big5); Latin-1 text decodes the same under windows-1252. Mac and DOS code pages are
-#: left out: on short texts they tie with the common ones and win by chance.
-LEGACY_ENCODINGS: Tuple[str, ...] = (
-    "cp1252", "cp1251", "cp932", "euc_jp", "gb18030", "cp949", "cp1250", "big5hkscs", "iso8859_2",
-    "cp1256", "cp1254", "cp874", "cp1253", "cp1255", "koi8_r", "koi8_u", "iso8859_5", "iso8859_7",
-    "cp1257", "cp1258",
-)
 
 #: 7-bit encodings that switch to a double-byte set with escape sequences (Japanese e-mail's
 #: ISO-2022-JP, Korean ISO-2022-KR), in the order tried: the first that decodes the bytes.
@@ -58,32 +50,22 @@ ISO2022_ENCODINGS: Tuple[str, ...] = ("iso2022_jp", "iso2022_kr", "iso2022_jp_ex
 # The designations of a double-byte set (ESC $ @, ESC $ A, ESC $ B, ESC $ ( X, ESC $ ) X) or of
 # half-width katakana (ESC ( I).
 _ISO2022_DESIGNATION = re.compile(rb"\x1b\$[@AB()]|\x1b\(I")
-
-#: The legacy encodings of :data:`LEGACY_ENCODINGS` that write a character in two bytes or more.
-MULTI_BYTE_ENCODINGS = frozenset({"cp932", "euc_jp", "gb18030", "cp949", "big5hkscs"})
-# What keeps CJK readings among the candidates (see detect_encoding): two bytes of 0x80 and
-# above side by side; one below 0xA0 (no letter in the Latin code pages; Shift-JIS's kana
-# lead byte, 0x83, whose trail byte is often ASCII); or one followed by a sign that follows no
-# accented letter in text but is a common trail byte (Big5's and Shift-JIS's 0x5C, "\").
-_NOT_LONE_LATIN = re.compile(rb"[\x80-\xff]{2}|[\x80-\x9f]|[\x80-\xff][@\[\\\]^_`{|}~]")
+# HZ (RFC 1843), Chinese Usenet's 7-bit encoding: "~{" opens a run of GB2312 characters, each
+# two bytes of 0x21-0x7E, and "~}" closes it.
+_HZ_RUN = re.compile(rb"~\{(.*?)(?:~\}|\Z)", re.S)
+#: Most share of ASCII letters and digits among the bytes of HZ runs: in HZ about half (a
+#: character's bytes fall anywhere in 0x21-0x7E), in ASCII text that holds "~{" (code, a
+#: path) nearly all, and such text is ASCII, not HZ.
+HZ_MAX_ALNUM_SHARE = 0.8
+_ALNUM = re.compile(rb"[A-Za-z0-9]")
+# CJK ideographs, and the CJK and full-width punctuation that Chinese text puts between them.
+_HANZI = re.compile("[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 
 #: Valid multi-byte UTF-8 characters per invalid sequence at or above which bytes are taken
 #: as damaged UTF-8 rather than a legacy encoding. Legacy text read as UTF-8 gives well under
 #: one valid character per invalid sequence (GBK, Shift-JIS, Big5, EUC: 0.2-0.4; single-byte
 #: code pages: about 0), UTF-8 with a stray bad byte or a cut last character far more.
 DAMAGED_UTF8_RATIO = 4
-
-#: How much more mojibake (charset-normalizer's chaos, 0-1) than the cleanest reading a
-#: reading may show and still be a candidate: on a paragraph, the right code page often
-#: scores about 0.01 worse than a wrong one of the same script (windows-1250 for French).
-CHAOS_MARGIN = 0.02
-#: How much less coherent (charset-normalizer's language fit, 0-1) than the most coherent
-#: candidate a candidate may be and still tie with it.
-COHERENCE_MARGIN = 0.02
-
-#: charset-normalizer merges encodings that give the same text only for inputs below this
-#: size in bytes (its TOO_BIG_SEQUENCE, 10 MB); above it :func:`detect_encoding` compares them.
-_MERGED_BELOW = 10_000_000
 
 _COUNTER = threading.local()
 
@@ -103,11 +85,12 @@ class Decoded(NamedTuple):
     Attributes:
         text: The decoded text (without a byte-order mark).
         encoding: Python codec name (``"utf-8"``, ``"utf-16"``, ``"cp1252"``, ``"gb18030"`` ...).
-        confidence: 1.0 for UTF-8 and for a byte-order mark; for a detected legacy encoding,
-            charset-normalizer's ``1 - chaos`` (how little of the text looks like mojibake)
-            divided by the number of different texts that equally plausible encodings give
-            (a short, ambiguous input scores low); 0.0 when nothing fitted and the text was
-            decoded as UTF-8 with replacements.
+        confidence: 1.0 for UTF-8, ISO-2022 and a byte-order mark; 0.9 for HZ; for a
+            detected legacy encoding, charset-normalizer's ``1 - chaos`` (how little of the
+            text looks like mojibake) divided by the number of different texts that equally
+            plausible encodings give (a short, ambiguous input scores low), or 0.5 for an
+            unusual text that only one encoding decodes; 0.0 when nothing fitted and the
+            text was decoded as UTF-8 with replacements.
         replacements: U+FFFD characters put in for invalid sequences (``errors="replace"``).
     """
 
@@ -134,8 +117,10 @@ def _declared(data: bytes) -> Tuple[str, bytes, int]:
     """``(codec, body, bytes skipped)``: the encoding a byte-order mark names, else UTF-8."""
     if data.startswith(codecs.BOM_UTF8):
         return "utf-8", data[3:], 3
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):  # before UTF-16 LE: same first bytes
+        return "utf-32", data, 0  # Python's utf-32 codec reads the mark and drops it
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16", data, 0  # Python's utf-16 codec reads the mark and drops it
+        return "utf-16", data, 0
     return "utf-8", data, 0
 
 
@@ -146,7 +131,7 @@ def _replaced(body: bytes, encoding: str) -> Tuple[str, int]:
 
 
 def decode_text(data: bytes, *, uri: str = "", document_id: Optional[str] = None, errors: str = "strict") -> Tuple[str, int]:
-    """Return ``(text, replacements)`` for bytes in UTF-8 (with or without BOM) or UTF-16 with a BOM.
+    """Return ``(text, replacements)`` for bytes in UTF-8 (with or without BOM) or UTF-16/32 with a BOM.
 
     No other encoding is tried: this is for formats that are UTF-8 by definition (WebVTT);
     the text parsers use :func:`decode`, parsers that learn the charset otherwise (an HTML
@@ -179,8 +164,8 @@ def decode_text(data: bytes, *, uri: str = "", document_id: Optional[str] = None
 
 def decode_unicode(data: bytes) -> Optional[Decoded]:
     """Steps 1-2 of :func:`decode`: the text of bytes in UTF-8 (ASCII included, with or
-    without a byte-order mark, or in ISO-2022 where its escape sequences say so) or in UTF-16
-    with a byte-order mark; ``None`` when they are not valid in it.
+    without a byte-order mark, or in ISO-2022 or HZ where their escape sequences say so) or
+    in UTF-16 or UTF-32 with a byte-order mark; ``None`` when they are not valid in it.
 
     For parsers that learn the charset some other way when this fails (an HTML page's
     ``<meta charset>``), before falling back to :func:`decode`.
@@ -195,8 +180,8 @@ def _as_unicode(data: bytes) -> Tuple[Optional[Decoded], Optional[UnicodeDecodeE
         text = body.decode(encoding)
     except UnicodeDecodeError as exc:
         return None, exc
-    iso2022 = decode_iso2022(body) if encoding == "utf-8" and not skipped else None
-    return iso2022 or Decoded(text, encoding, 1.0), None
+    seven_bit = decode_iso2022(body) or decode_hz(body) if encoding == "utf-8" and not skipped else None
+    return seven_bit or Decoded(text, encoding, 1.0), None
 
 
 def decode_iso2022(data: bytes) -> Optional[Decoded]:
@@ -213,6 +198,27 @@ def decode_iso2022(data: bytes) -> Optional[Decoded]:
     return None
 
 
+def decode_hz(data: bytes) -> Optional[Decoded]:
+    """The text of ASCII bytes in HZ, with confidence 0.9; ``None`` when they are ASCII text.
+
+    They are HZ when they hold a ``~{`` run, decode in HZ strictly (no other ``~`` escape, no
+    space or line break inside a run), at least half the characters of the runs are hanzi
+    or CJK punctuation, and fewer than :data:`HZ_MAX_ALNUM_SHARE` of the runs' bytes are ASCII
+    letters and digits. The confidence is below ISO-2022's: ``~{`` is no designation.
+    """
+    if b"~{" not in data or not data.isascii():
+        return None
+    try:
+        text = data.decode("hz")
+    except UnicodeDecodeError:
+        return None
+    runs = b"".join(_HZ_RUN.findall(data))
+    wide = len(text) - len(text.encode("ascii", errors="ignore"))
+    if not runs or not wide or len(_ALNUM.findall(runs)) >= HZ_MAX_ALNUM_SHARE * len(runs):
+        return None
+    return Decoded(text, "hz", 0.9) if 2 * len(_HANZI.findall(text)) >= wide else None
+
+
 def damaged_utf8(data: bytes) -> bool:
     """Whether invalid UTF-8 ``data`` is UTF-8 with a few bad sequences rather than legacy
     text: it holds at least :data:`DAMAGED_UTF8_RATIO` valid multi-byte characters per
@@ -225,55 +231,6 @@ def damaged_utf8(data: bytes) -> bool:
     return invalid > 0 and valid >= DAMAGED_UTF8_RATIO * invalid
 
 
-def detect_encoding(data: bytes) -> Optional[Tuple[str, float]]:
-    """The legacy encoding of ``data`` and its confidence (see :class:`Decoded`), or ``None``
-    when no encoding of :data:`LEGACY_ENCODINGS` reads it as text.
-
-    Of the readings within :data:`CHAOS_MARGIN` of the least mojibake and
-    :data:`COHERENCE_MARGIN` of the best language fit, the encoding listed first in
-    :data:`LEGACY_ENCODINGS` wins. Deterministic: charset-normalizer samples fixed positions.
-    """
-    # A core dependency, imported on first use: most documents are UTF-8 and never need it.
-    from charset_normalizer import from_bytes
-
-    # Text in a CJK encoding puts two bytes of 0x80 and above side by side in nearly every
-    # character (both bytes in EUC and GBK, Shift-JIS hiragana and most kanji). Where every
-    # such byte stands alone between ASCII bytes and is a letter or sign of the Latin code
-    # pages (0xA0 and above), as accented letters in Latin text are, a CJK reading would pair
-    # each with the ASCII letter after it (K\xe4mpf as K舂pf): only single-byte code pages are
-    # considered. Shift-JIS katakana (lead byte 0x83, trail often ASCII) keeps its reading.
-    lone = _NOT_LONE_LATIN.search(data) is None
-    encodings = [e for e in LEGACY_ENCODINGS if not (lone and e in MULTI_BYTE_ENCODINGS)]
-    matches = list(from_bytes(data, cp_isolation=encodings))
-    if not matches:
-        return None
-    # Candidates: the readings nearly as free of mojibake as the cleanest; of them, those
-    # that read nearly as much like a known language as the most coherent one. Readings
-    # charset-normalizer merged into one match give the same text; several finalists are
-    # readings that differ, and the most used of their encodings is taken.
-    cleanest = min(m.chaos for m in matches)
-    candidates = [m for m in matches if m.chaos <= cleanest + CHAOS_MARGIN]
-    coherent = max(m.coherence for m in candidates)
-    finalists = [m for m in candidates if m.coherence >= coherent - COHERENCE_MARGIN]
-    rank = {name: k for k, name in enumerate(LEGACY_ENCODINGS)}
-    pick = min(((rank[name], name, m) for m in finalists for name in m.could_be_from_charset if name in rank),
-               default=None, key=lambda item: item[0])
-    if pick is None:
-        return None
-    _, encoding, match = pick
-    return codecs.lookup(encoding).name, round((1.0 - match.chaos) / _readings(data, finalists), 3)
-
-
-def _readings(data: bytes, finalists) -> int:
-    """How many different texts the finalists' encodings make of ``data``."""
-    if len(finalists) == 1 or len(data) < _MERGED_BELOW:
-        return len(finalists)  # charset-normalizer merged the encodings that give one text
-    texts = set()
-    for match in finalists:  # one text at a time: only its digest is kept
-        texts.add(hashlib.sha256(data.decode(match.encoding, errors="replace").encode("utf-8")).digest())
-    return len(texts)
-
-
 def decode(data: bytes, *, uri: str = "", document_id: Optional[str] = None, errors: str = "strict") -> Decoded:
     """Decode a document's bytes: byte-order mark, else UTF-8, else the detected legacy encoding.
 
@@ -281,16 +238,18 @@ def decode(data: bytes, *, uri: str = "", document_id: Optional[str] = None, err
         data: Raw bytes.
         uri: For error messages.
         document_id: For error messages.
-        errors: ``"strict"`` (default): bytes no encoding fits fail the document;
-            ``"replace"``: they are decoded as UTF-8 with U+FFFD, counted in ``replacements``.
+        errors: ``"strict"`` (default): bytes no encoding fits, or that several read as
+            different text, fail the document; ``"replace"``: they are decoded as UTF-8 with
+            U+FFFD, counted in ``replacements``.
 
     Returns:
         The text with its encoding and confidence (see :class:`Decoded`).
 
     Raises:
         DecodeError: under ``errors="strict"``, bytes that are neither valid in the encoding
-            their byte-order mark names, nor UTF-8, nor text in a legacy encoding; the
-            message names the first invalid byte's offset.
+            their byte-order mark names, nor UTF-8, nor text in one legacy encoding; the
+            message names the first invalid byte's offset, and the candidate encodings when
+            several read the bytes as different text.
     """
     _check_policy(errors)
     decoded, first = _as_unicode(data)
@@ -299,10 +258,10 @@ def decode(data: bytes, *, uri: str = "", document_id: Optional[str] = None, err
     encoding, body, skipped = _declared(data)
     offset, sequence = first.start + skipped, body[first.start:first.end]
     damaged = skipped == 0 and encoding == "utf-8" and damaged_utf8(body)
-    detected = detect_encoding(body) if skipped == 0 and encoding == "utf-8" and not damaged else None
-    if detected is not None:
+    detected = detect(body) if skipped == 0 and encoding == "utf-8" and not damaged else Detection(None)
+    if detected.encoding is not None:
         try:
-            return Decoded(body.decode(detected[0]), *detected)
+            return Decoded(body.decode(detected.encoding), detected.encoding, detected.confidence)
         except UnicodeDecodeError:  # a large file: detection sampled it and the rest does not fit
             pass
     if errors == "strict":
@@ -311,6 +270,9 @@ def decode(data: bytes, *, uri: str = "", document_id: Optional[str] = None, err
             why = f"{invalid}, the encoding its byte-order mark names; fix the file"
         elif damaged:
             why = f"{invalid} in a file that is otherwise UTF-8; fix the file"
+        elif detected.candidates:
+            why = (f"not UTF-8 (byte offset {offset}: {sequence!r}, {first.reason}) and ambiguous: it reads as "
+                   f"different text in {', '.join(detected.candidates)}; convert it to UTF-8 from the right one")
         else:
             why = (f"not UTF-8 (byte offset {offset}: {sequence!r}, {first.reason}) and not text in any legacy "
                    "encoding charset-normalizer knows; convert it to UTF-8")

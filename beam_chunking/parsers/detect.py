@@ -3,8 +3,8 @@
 In order:
 
 1. Magic bytes win over the name for binary formats, so a PDF or an executable renamed to
-   ``.txt`` is never read as text, and a NUL byte in the first 8 KiB (without a UTF-16
-   byte-order mark) makes a file binary whatever its name.
+   ``.txt`` is never read as text, and a file whose first 8 KiB hold more than a few
+   control bytes (:func:`looks_binary`, the rule of ``file(1)``) is binary whatever its name.
 2. A known extension (:data:`EXTENSIONS`, the code languages of
    :data:`~beam_chunking.parsers.code.LANGUAGES`) or file name (``Dockerfile``) names the type.
 3. A file whose name says nothing (no extension, an unknown one, ``.txt`` or ``.text``) is
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+import re
 from typing import Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from beam_chunking.errors import ParseError
@@ -33,6 +34,11 @@ from beam_chunking.parsers.code import CONTENT_TYPES, DATA_FORMATS, FILE_NAMES, 
 from beam_chunking.parsers.sniff import EMAIL, HTML, MBOX, OUTLOOK, PLAIN, SNIFF_BYTES, SUBRIP, WEBVTT, sniff_text
 
 OCTET_STREAM = "application/octet-stream"
+EPUB = "application/epub+zip"
+ODT = "application/vnd.oasis.opendocument.text"
+ODS = "application/vnd.oasis.opendocument.spreadsheet"
+ODP = "application/vnd.oasis.opendocument.presentation"
+RTF = "application/rtf"
 
 EXTENSIONS = {
     ".txt": PLAIN,
@@ -57,6 +63,16 @@ EXTENSIONS = {
     ".msg": OUTLOOK,
     ".vtt": WEBVTT,
     ".srt": SUBRIP,
+    ".epub": EPUB,
+    ".odt": ODT,
+    ".ods": ODS,
+    ".odp": ODP,
+    ".rtf": RTF,
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".tif": "image/tiff",
+    ".tiff": "image/tiff",
     ".zip": "application/zip",
     ".gz": "application/gzip",
 }
@@ -77,6 +93,8 @@ MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),
     (b"GIF8", "image/gif"),
+    (b"II*\x00", "image/tiff"),  # little-endian TIFF
+    (b"MM\x00*", "image/tiff"),  # big-endian TIFF
     (b"\xca\xfe\xba\xbe", "application/x-mach-binary"),
     (b"\xcf\xfa\xed\xfe", "application/x-mach-binary"),
     (b"7z\xbc\xaf\x27\x1c", "application/x-7z-compressed"),
@@ -85,8 +103,20 @@ MAGIC = (
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "application/x-ole-storage"),
 )
 
-_ZIP_CONTAINERS = {".docx", ".pptx", ".xlsx", ".zip"}
-_TEXT_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+_ZIP_CONTAINERS = {".docx", ".pptx", ".xlsx", ".epub", ".odt", ".ods", ".odp", ".zip"}
+#: Types an EPUB or OpenDocument zip names in its ``mimetype`` member, which wins over the file name.
+ZIP_MIMETYPES = frozenset({EPUB, ODT, ODS, ODP})
+# UTF-8, UTF-16 and UTF-32 byte-order marks (UTF-32 LE's starts like UTF-16 LE's).
+_TEXT_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+#: Most control bytes (see :func:`looks_binary`) a text file's first :data:`SNIFF_BYTES` may
+#: hold, as a share of them: 1%, some 80 bytes in 8 KiB.
+MAX_CONTROL_SHARE = 0.01
+# Control bytes that text does not hold: those below 0x20 but file(1)'s text characters (BEL,
+# BS, TAB, LF, VT, FF, CR, and ESC for terminal colours), and DEL.
+_CONTROLS = bytes(sorted(set(range(0x20)) - set(b"\a\b\t\n\v\f\r\x1b"))) + b"\x7f"
+# GNU Info: \x1f and a newline open each node and the tag table, whose lines mark offsets with DEL.
+_INFO_NODE = re.compile(rb"\x1f\r?\n(?:File:|Tag Table:|Indirect:)")
+_INFO_CONTROLS = _CONTROLS.replace(b"\x1f", b"").replace(b"\x7f", b"")
 #: Extensions that say no more than "text": such files are sniffed like names without one.
 _SNIFFED = {".txt", ".text"}
 
@@ -104,17 +134,45 @@ def _name(uri: str) -> str:
 
 
 def looks_binary(data: bytes) -> bool:
-    """True when the first :data:`SNIFF_BYTES` bytes hold a NUL byte and no UTF-16 byte-order mark."""
+    """Whether ``data`` is binary rather than text, judged on its first :data:`SNIFF_BYTES`.
+
+    The rule of ``file(1)``, with room for a few stray bytes: a head that starts with a
+    UTF-8, UTF-16 or UTF-32 byte-order mark is text. Otherwise it is binary when more than
+    :data:`MAX_CONTROL_SHARE` (1%) of its bytes, and more than one, are control bytes: NUL,
+    the other bytes below 0x20 except BEL, BS, TAB, LF, VT, FF, CR and ESC (``file``'s text
+    characters), and DEL; in a GNU Info file (a ``\\x1f`` line opening a node) its
+    separators ``\\x1f`` and ``DEL`` are not counted. A head with NUL bytes under that share
+    is text only if the rest decodes as UTF-8 (a character cut by the window's end aside):
+    stray NULs in a log or an Info index are text, UTF-16 without a byte-order mark (a NUL
+    in every other byte) and binary formats are not. Bytes 0x80 and above count as text
+    (``file``'s extended ASCII: legacy encodings). Random or compressed bytes hold about 10%
+    control bytes, executables and images more.
+    """
     head = data[:SNIFF_BYTES]
     if head.startswith(_TEXT_BOMS):
         return False
-    return b"\x00" in head
+    controls = _INFO_CONTROLS if _INFO_NODE.search(head) else _CONTROLS
+    # One stray byte is allowed whatever the size: a short DOS file's end-of-file mark (^Z).
+    if len(head) - len(head.translate(None, controls)) > max(1.0, MAX_CONTROL_SHARE * len(head)):
+        return True
+    return b"\x00" in head and not _utf8_head(head)
+
+
+def _utf8_head(head: bytes) -> bool:
+    """Whether ``head`` is UTF-8 but maybe for a character cut at its end."""
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.reason == "unexpected end of data" and exc.start >= len(head) - 3
+    return True
 
 
 def _binary_kind(ext: str, data: bytes) -> Optional[str]:
     """The binary format ``data`` starts with (by magic bytes), or ``None``."""
     for magic, kind in MAGIC:
         if data.startswith(magic):
+            if kind == "application/zip" and (declared := _zip_mimetype(data)) is not None:
+                return declared
             if kind == "application/zip" and ext in _ZIP_CONTAINERS:
                 return EXTENSIONS[ext]
             if kind == "application/x-ole-storage" and ext == ".msg":
@@ -125,11 +183,25 @@ def _binary_kind(ext: str, data: bytes) -> Optional[str]:
     return None
 
 
+def _zip_mimetype(data: bytes) -> Optional[str]:
+    """The type an EPUB or OpenDocument zip declares in its first member, ``mimetype``
+    (stored uncompressed, as both specs require, so it is readable at byte 38), if it is
+    one of :data:`ZIP_MIMETYPES`."""
+    # Local file header: method at 8, compressed size at 18, name length at 26, extra at 28.
+    if data[30:38] != b"mimetype" or int.from_bytes(data[26:28], "little") != 8 or data[8:10] != b"\0\0":
+        return None
+    start = 38 + int.from_bytes(data[28:30], "little")
+    declared = data[start:start + min(int.from_bytes(data[18:22], "little"), 100)].strip()
+    return declared.decode("latin-1") if declared.decode("latin-1") in ZIP_MIMETYPES else None
+
+
 def _detect(uri: str, data: bytes) -> str:
     ext = extension(uri)
     kind = _binary_kind(ext, data)
     if kind is not None:
         return kind
+    if data.startswith(b"{\\rtf"):  # whatever the name: RTF is 7-bit text that no sniffer claims
+        return RTF
     by_file_name = FILE_NAMES.get(_name(uri).lower())
     by_name = CONTENT_TYPES[by_file_name] if by_file_name else EXTENSIONS.get(ext)
     if looks_binary(data):

@@ -17,12 +17,15 @@ from typing import Callable, Dict
 
 from beam_chunking.parsers.code import CONTENT_TYPES, parse_code
 # EMAIL, the content type of an e-mail message: its parser is added by beam_chunking.parsers.
-from beam_chunking.parsers.detect import EMAIL, SUBRIP, WEBVTT
+from beam_chunking.parsers.detect import EMAIL, EPUB, ODP, ODS, ODT, RTF, SUBRIP, WEBVTT
 from beam_chunking.parsers.docx import parse_docx
+from beam_chunking.parsers.epub import parse_epub
 from beam_chunking.parsers.html import parse_html
 from beam_chunking.parsers.markdown import parse_markdown
+from beam_chunking.parsers.odf import parse_odf
 from beam_chunking.parsers.pdf import parse_pdf
 from beam_chunking.parsers.pptx import parse_pptx
+from beam_chunking.parsers.rtf import parse_rtf
 from beam_chunking.parsers.tabular import parse_delimited, parse_xlsx
 from beam_chunking.parsers.text import parse_text
 from beam_chunking.parsers.transcript import parse_transcript
@@ -40,6 +43,11 @@ FORMAT_PARSERS: Dict[str, Parser] = {
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": parse_docx,
     "application/vnd.openxmlformats-officedocument.presentationml.presentation": parse_pptx,
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": parse_xlsx,
+    EPUB: parse_epub,
+    ODT: parse_odf,
+    ODS: parse_odf,
+    ODP: parse_odf,
+    RTF: parse_rtf,
     "text/csv": parse_delimited,
     "text/tab-separated-values": parse_delimited,
     WEBVTT: parse_transcript,

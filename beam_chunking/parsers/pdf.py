@@ -1,27 +1,38 @@
-"""PDF: one section per page (finer where a bookmark starts mid-page), pages numbered from 1.
+"""PDF: the text as a reader sees it, in heading sections of paragraphs, with boxes.
 
-Text comes from PDFium (pypdfium2). On the Debian Reference it keeps 98.9% of words
-intact against the book's own text edition, where pypdf glues words together (76.6%) and is
-17x slower; ``bench/parsers.py`` measures both. Details:
+Text and geometry come from PDFium (pypdfium2): on the Debian Reference it keeps 98.9% of
+words intact against the book's own text edition, where pypdf glues words together (76.6%)
+and is 17x slower; ``bench/parsers.py`` measures both. Pages are read one at a time and each
+page object is closed before the next, so memory stays flat however many pages there are.
 
-- Pages are extracted one at a time and each page object is closed before the next, so
-  memory stays flat however many pages there are (``bench/README.md`` gives the figure).
-- The outline (bookmarks) gives ``heading_path``; where a bookmark's title is found in its
-  page's text, the page is split there so the heading starts its own section.
-- Line-end hyphenation marks are joined (``distri-`` / ``bution`` -> ``distribution``),
-  line endings become ``\\n``.
-- Page furniture is cut out of the text and recorded in ``ParsedDocument.dropped`` (see
+- **Layout** (:mod:`~beam_chunking.parsers.pdf_lines`,
+  :mod:`~beam_chunking.parsers.pdf_paragraphs`): lines are grouped into paragraphs by
+  vertical gap, indentation, font change and lines that end early; a paragraph's wrapped
+  lines are joined with spaces (a word hyphenated at a line end joined again) and
+  paragraphs are separated by a blank line. Multi-column pages read column by column.
+  Monospaced lines keep their line breaks and form ``code`` sections.
+- **Page turns are layout, not structure**: a paragraph cut by a page (or column) turn is
+  one paragraph, so chunks may span the turn (``page`` and ``page_end`` then differ). A
+  section's ``page`` is the page it starts on. Small print at a page foot (footnotes) that
+  interrupts such a paragraph is put after it. ``page_boundaries="hard"`` on a strategy
+  cuts chunks at every page turn instead.
+- **Headings** (:mod:`~beam_chunking.parsers.pdf_headings`): the outline (bookmarks) gives
+  ``heading_path``; each bookmark is matched tolerantly to the page's text and its heading
+  starts a section there. Without an outline, text set clearly larger than the body is a
+  heading, ranked by size.
+- **Tables** (:mod:`~beam_chunking.parsers.pdf_tables`): ruled and whitespace-aligned tables
+  become Markdown pipe tables in ``table`` sections.
+- **Boxes**: :attr:`ParsedDocument.boxes <beam_chunking.types.ParsedDocument.boxes>` holds
+  every line's rectangle (points, origin top-left), grouped by block; chunks get theirs.
+- Page furniture is cut out and recorded in ``ParsedDocument.dropped`` (see
   :mod:`~beam_chunking.parsers.furniture` for the rules): running headers and footers
-  (``"running header"``, ``"running footer"``: a first/last line repeated, digits aside, on
-  at least 3 pages and 5% of them, or one that carries the page number at one end) and page
-  numbers (``"page number"``: ``12``, ``xiv``, ``Page 12``, ``12 of 40``). With
-  ``keep={"page_furniture"}`` they stay in the text and the page's first and last sections
-  are flagged with ``page_header`` / ``page_footer`` metadata holding the line.
-- Tables of contents are cut out the same way (``"table of contents"``): every dot-leader
-  entry (``1.2 Title . . . . 12``), and the whole entry run of a contents page with its
-  ``Contents`` / ``List of Tables`` title; so are dot-leader indexes (``"index"``, page
-  numbers out of order). ``keep={"contents"}`` keeps them.
-- Pages without text (scans) are counted in ``pdf_pages_without_text`` metadata.
+  (``"running header"``, ``"running footer"``) and page numbers (``"page number"``). With
+  ``keep={"page_furniture"}`` they stay in the text, as paragraphs of their own.
+- Tables of contents are cut out the same way (``"table of contents"``, ``"index"``);
+  ``keep={"contents"}`` keeps them.
+- **Scanned pages** (no text layer) are recognised by OCR with the ``ocr`` extra
+  (:mod:`~beam_chunking.parsers.pdf_ocr`); ``ocr_pages`` and ``ocr_confidence`` are
+  recorded. Pages left without text are counted in ``pdf_pages_without_text``.
 
 Refused with a specific :class:`~beam_chunking.errors.ParseError`: bytes without a
 ``%PDF-`` header, truncated files (no ``%%EOF`` trailer), password-protected files, damaged
@@ -31,23 +42,24 @@ fail the document as they are extracted (:class:`~beam_chunking.errors.LimitExce
 """
 from __future__ import annotations
 
-import re
 import threading
-from typing import Dict, FrozenSet, List, Tuple
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
-from beam_chunking.errors import LimitExceeded, ParseError
-from beam_chunking.parsers._build import TextBuilder, clean
+from beam_chunking.errors import LimitExceeded, MissingExtra, ParseError
+from beam_chunking.parsers._build import HeadingSections, TextBuilder
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers.drops import KEEP_NOTHING, LABELS
 from beam_chunking.parsers.furniture import Furniture, contents_lines
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, check_time, exceeded
-from beam_chunking.text.headings import heading_path
-from beam_chunking.types import Document, ParsedDocument
+from beam_chunking.parsers.pdf_headings import Heading, headings
+from beam_chunking.parsers.pdf_lines import Line, page_lines
+from beam_chunking.parsers.pdf_ocr import ocr_lines, want_ocr
+from beam_chunking.parsers.pdf_paragraphs import Block, blocks
+from beam_chunking.parsers.pdf_tables import find_tables, table_markdown
+from beam_chunking.types import Document, ParsedDocument, TextBox
 
 # PDFium is not thread-safe and Beam workers run several threads per process.
 _PDFIUM_LOCK = threading.Lock()
-# A line above a bookmarked title that labels it ("Chapter 1", "Part II", "3.2") starts with it.
-_LABEL_LINE = re.compile(r"^(?:(?:chapter|part|appendix|section)\s+[\w.]+|[\dIVXLC.]+)$", re.I)
 #: Outline depth read (deeper bookmarks are ignored).
 MAX_OUTLINE_DEPTH = 16
 
@@ -91,9 +103,17 @@ def _outline(pdf) -> Dict[int, List[Tuple[int, str]]]:
     return by_page
 
 
-def _page_text(pdf, index: int, doc: Document, limits: ParseLimits) -> str:
+class _Page(NamedTuple):
+    width: float
+    lines: List[Line]
+    tables: List[Any]
+    ocr: Optional[float]  # mean recognition confidence of an OCR'd page, else None
+
+
+def _read_page(pdf, index: int, doc: Document, limits: ParseLimits, raw, ocr: str) -> _Page:
     page = pdf[index]
     try:
+        width, height = page.get_size()
         textpage = page.get_textpage()
         try:
             # Counted before the text is copied out: pages sharing one long content stream
@@ -101,55 +121,131 @@ def _page_text(pdf, index: int, doc: Document, limits: ParseLimits) -> str:
             chars = textpage.count_chars()
             if chars > limits.max_page_chars:
                 raise exceeded(limits, "max_page_chars", f"PDF: page {index + 1} has {chars} characters")
-            raw = textpage.get_text_bounded()
+            lines = page_lines(raw, textpage, height)
+            tables = find_tables(page, textpage) if lines and find_tables is not None else []
         finally:
             textpage.close()
-    except LimitExceeded:
+        confidence = None
+        if want_ocr(ocr, bool(lines)):
+            lines, confidence = ocr_lines(page, index, doc)
+            tables = []
+    except (LimitExceeded, MissingExtra):
+        raise
+    except ParseError:
         raise
     except Exception as exc:
         raise ParseError(f"PDF: page {index + 1} cannot be read ({exc})", document_id=doc.id, uri=doc.uri) from None
     finally:
         page.close()
-    return clean(raw.replace("\x02", "")).strip()
+    if tables:
+        lines = [line for line in lines if not any(_inside(line, table.box) for table in tables)]
+    return _Page(width, lines, tables, confidence)
 
 
-def _page_texts(pdf, count: int, doc: Document, limits: ParseLimits) -> List[str]:
-    """Every page's text, stopping as soon as the pages together pass ``max_text_chars``
+def _inside(line: Line, box: Tuple[float, float, float, float]) -> bool:
+    x = (line.x0 + line.x1) / 2
+    y = (line.top + line.bottom) / 2
+    return box[0] - 1 <= x <= box[2] + 1 and box[1] - 1 <= y <= box[3] + 1
+
+
+def _read_pages(pdf, count: int, doc: Document, limits: ParseLimits, raw, ocr: str) -> List[_Page]:
+    """Every page's lines, stopping as soon as the pages together pass ``max_text_chars``
     (the builder's own check comes after furniture is cut, too late to bound memory)."""
-    pages: List[str] = []
+    pages: List[_Page] = []
     total = 0
     for index in range(count):
         check_time(f"page {index + 1} of {count}")
-        text = _page_text(pdf, index, doc, limits)
-        total += len(text)
+        page = _read_page(pdf, index, doc, limits, raw, ocr)
+        total += sum(len(line.text) + 1 for line in page.lines)
         if total > limits.max_text_chars:
             raise exceeded(limits, "max_text_chars", f"PDF: pages 1-{index + 1} of {count} have {total} characters")
-        pages.append(text)
+        pages.append(page)
     return pages
 
 
-def _cut_page(text: str, cuts: Dict[int, str], keep: FrozenSet[str], builder: TextBuilder) -> str:
-    """The page's text without the lines in ``cuts`` (line index -> label) that are not kept.
+def _cut_furniture(pages: List[_Page], keep: FrozenSet[str], builder: TextBuilder) -> List[List[Line]]:
+    """Each page's lines without its running headers, footers, page numbers and contents
+    listings (recorded with ``builder.drop``), unless ``keep`` keeps them."""
+    texts = [[line.text for line in page.lines] for page in pages]
+    furniture = Furniture(["\n".join(lines) for lines in texts])
+    out: List[List[Line]] = []
+    after_contents = False  # the previous page was a contents page
+    for index, (page, lines) in enumerate(zip(pages, texts)):
+        edges = furniture.cut(index, lines)
+        body = ["" if k in edges else line for k, line in enumerate(lines)]
+        contents = contents_lines(body, after_contents)
+        after_contents = bool(contents) and 2 * len(contents) >= sum(1 for line in body if line.strip())
+        cuts = {**edges, **contents}
+        kept = []
+        for k, line in enumerate(page.lines):
+            label = cuts.get(k)
+            if label is None or LABELS[label] in keep:
+                kept.append(line)
+            else:
+                builder.drop(label, line.text)
+        out.append(kept)
+    return out
 
-    A cut line is recorded with ``builder.drop`` and left out with its newline, so the page's
-    remaining lines keep their order and nothing else moves.
-    """
-    if not cuts:
-        return text
-    lines = text.split("\n")
-    kept = []
-    for k, line in enumerate(lines):
-        label = cuts.get(k)
-        if label is None or LABELS[label] in keep:
-            kept.append(line)
+
+def _place_tables(blocks: List[Block], pages: Sequence[_Page]) -> List[Tuple[Any, Any]]:
+    """``(block or None, table or None)`` items in reading order: each page's tables go
+    before the first block that starts below them on that page."""
+    items: List[Tuple[Any, Any]] = []
+    pending = [(index, table) for index, page in enumerate(pages) for table in page.tables]
+    for block in blocks:
+        page, line = block.lines[0]
+        while pending and (pending[0][0] < page or (pending[0][0] == page and pending[0][1].box[1] < line.top)):
+            items.append((None, pending.pop(0)))
+        items.append((block, None))
+    items.extend((None, table) for table in pending)
+    return items
+
+
+def _assemble(blocks: List[Block], pages: Sequence[_Page], marks: Sequence[Heading],
+              builder: TextBuilder) -> List[TextBox]:
+    """Add the blocks, tables and headings to ``builder`` in reading order; their boxes."""
+    out = HeadingSections(builder=builder)
+    boxes: List[TextBox] = []
+    by_block: Dict[int, List[Heading]] = {}
+    for mark in marks:
+        by_block.setdefault(mark.block, []).append(mark)
+    block_index = {id(block): k for k, block in enumerate(blocks)}
+    group = 0
+    for block, table in _place_tables(blocks, pages):
+        if table is not None:
+            index, found = table
+            start = out.unit(table_markdown(found), "table", page=index + 1)
+            if start is not None:
+                x0, top, x1, bottom = found.box
+                boxes.append(TextBox(start, out.builder.length, index + 1, x0, top, x1, bottom, group))
+                group += 1
+            continue
+        text, spans = block.text_and_spans()
+        page = block.page + 1
+        start = None
+        shown = None
+        for mark in by_block.get(block_index[id(block)], ()):
+            if mark.shown:
+                shown = mark
+            else:
+                out.untitled(mark.level, mark.title)
+        if shown is not None:
+            start = out.heading(shown.level, shown.title, text=text, page=page)
+        elif block.kind == "code":
+            start = out.unit(text, "code", page=page)
         else:
-            builder.drop(label, line)
-    return "\n".join(kept).strip()
+            start = out.paragraph(text, page=page)
+        if start is None:
+            continue
+        for (s, e), (line_page, line) in zip(spans, block.lines):
+            boxes.append(TextBox(start + s, start + e, line_page + 1, line.x0, line.top, line.x1, line.bottom, group))
+        group += 1
+    return boxes
 
 
 def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DEFAULT_LIMITS,
-              keep: FrozenSet[str] = KEEP_NOTHING) -> ParsedDocument:
-    """Parse a PDF into page sections (see the module docstring).
+              keep: FrozenSet[str] = KEEP_NOTHING, ocr: str = "auto") -> ParsedDocument:
+    """Parse a PDF into heading sections of paragraphs, with boxes (see the module docstring).
 
     Args:
         doc: The raw document.
@@ -158,8 +254,12 @@ def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DE
             page's text (default 1,000,000), ``max_text_chars`` all of it (default 50,000,000).
         keep: Names of :data:`~beam_chunking.parsers.drops.DROPS` to keep instead of dropping.
             Default none.
+        ocr: ``"auto"`` (default: recognise pages without a text layer when the ``ocr`` extra
+            is installed), ``"always"`` (every page) or ``"never"``.
     """
     pdfium = require("pypdfium2", "pypdfium2")
+    import pypdfium2.raw as raw
+
     _check_bytes(doc)
     with _PDFIUM_LOCK:
         pdf = _open(doc, pdfium)
@@ -170,66 +270,22 @@ def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DE
                                  document_id=doc.id, uri=doc.uri)
             outline = _outline(pdf)
             title = " ".join(str(pdf.get_metadata_dict().get("Title") or "").split())
-            pages = _page_texts(pdf, count, doc, limits)
+            pages = _read_pages(pdf, count, doc, limits, raw, ocr)
         finally:
             pdf.close()
-    furniture = Furniture(pages)
     builder = TextBuilder(max_chars=limits.max_text_chars)
-    stack: List[Tuple[int, str]] = []
-    empty = 0
-    after_contents = False  # the previous page was a contents page
-    for index, raw in enumerate(pages):
-        if not raw:
-            empty += 1
-        lines = raw.split("\n")
-        edges = furniture.cut(index, lines)
-        body = ["" if k in edges else line for k, line in enumerate(lines)]
-        contents = contents_lines(body, after_contents)
-        after_contents = bool(contents) and 2 * len(contents) >= sum(1 for line in body if line.strip())
-        text = _cut_page(raw, {**edges, **contents}, keep, builder)
-        flags: Dict[str, str] = {}
-        if "page_furniture" in keep and edges:  # flagged only while the lines stay in the text
-            filled = [k for k, line in enumerate(lines) if line.strip()]
-            if filled[0] in edges and edges[filled[0]] != "running footer":
-                flags["page_header"] = lines[filled[0]].strip()
-            if filled[-1] in edges and edges[filled[-1]] != "running header" and len(filled) > 1:
-                flags["page_footer"] = lines[filled[-1]].strip()
-        # Segments of the page, each with the heading path in force from its start. A
-        # bookmark whose title is not found in the text applies from the current position.
-        segments = [[0, tuple(t for _, t in stack), stack[-1][0] if stack else 0]]
-        pos = 0
-        for mark_level, mark_title in outline.get(index, ()):
-            here = heading_path(stack, mark_level, mark_title)
-            found = text.find(mark_title, pos)
-            # Start at the line holding the title, so "1.1.4 Title" keeps its number.
-            at = pos if found < 0 else max(pos, text.rfind("\n", 0, found) + 1)
-            if found >= 0 and at > pos:
-                above = text.rfind("\n", 0, at - 1) + 1
-                if above >= pos and _LABEL_LINE.match(text[above:at - 1].strip()):
-                    at = above
-            state = [at, here, mark_level]
-            if at == segments[-1][0]:
-                segments[-1] = state
-            else:
-                segments.append(state)
-            if found >= 0:
-                pos = found + len(mark_title)
-        if len(segments) > 1 and text[: segments[1][0]].strip() in ("", flags.get("page_header")):
-            segments[1][0] = 0  # a running header alone is no section: it joins the next one
-            del segments[0]
-        pieces = [(text[start:(segments[k + 1][0] if k + 1 < len(segments) else len(text))], seg_path, seg_level)
-                  for k, (start, seg_path, seg_level) in enumerate(segments)]
-        pieces = [p for p in pieces if p[0].strip()]
-        for k, (piece, piece_path, piece_level) in enumerate(pieces):
-            meta = {}
-            if k == 0 and "page_header" in flags:
-                meta["page_header"] = flags["page_header"]
-            if k == len(pieces) - 1 and "page_footer" in flags:
-                meta["page_footer"] = flags["page_footer"]
-            builder.add(piece, page=index + 1, heading_path=piece_path, level=piece_level, metadata=meta)
-    meta = {"pdf_pages": len(pages)}
+    lines = _cut_furniture(pages, keep, builder)
+    found = blocks(lines, [page.width for page in pages])
+    marks = headings(found, outline)
+    boxes = _assemble(found, pages, marks, builder)
+    meta: Dict[str, Any] = {"pdf_pages": len(pages)}
+    empty = sum(1 for page in pages if not page.lines and not page.tables)
     if empty:
         meta["pdf_pages_without_text"] = empty
+    confidences = [page.ocr for page in pages if page.ocr is not None]
+    if confidences:
+        meta["ocr_pages"] = len(confidences)
+        meta["ocr_confidence"] = round(sum(confidences) / len(confidences), 4)
     if title:
         meta["title"] = title
-    return builder.build(doc, meta)
+    return builder.build(doc, meta, boxes=tuple(boxes))

@@ -75,10 +75,12 @@ INTERPRETERS = {"python": "python", "sh": "shell", "bash": "shell", "zsh": "shel
                 "groovy": "groovy", "kotlin": "kotlin", "scala": "scala", "pwsh": "powershell"}
 
 def _head(data: bytes) -> bytes:
-    """The first :data:`SNIFF_BYTES` bytes, ASCII-compatible (UTF-16 re-encoded as UTF-8)."""
+    """The first :data:`SNIFF_BYTES` bytes, ASCII-compatible (UTF-16 and UTF-32 re-encoded as UTF-8)."""
     head = data[:SNIFF_BYTES]
     if head.startswith(b"\xef\xbb\xbf"):
         return head[3:]
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):  # before UTF-16 LE: same first bytes
+        return head[: len(head) // 4 * 4].decode("utf-32", "ignore").encode("utf-8")
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return head[: len(head) // 2 * 2].decode("utf-16", "ignore").encode("utf-8")
     return head

@@ -60,13 +60,16 @@ from beam_chunking.errors import ChunkingError, LimitExceeded, ParseError
 from beam_chunking.parsers._frames import dumps, read_frame, write_frame
 from beam_chunking.parsers.detect import EMAIL
 from beam_chunking.parsers.dispatch import parse_in_process
+from beam_chunking.parsers.image import IMAGE_TYPES
 from beam_chunking.parsers.limits import ParseLimits, budget_window, exceeded, parse_budget
 from beam_chunking.parsers.sniff import MBOX, OUTLOOK
 from beam_chunking.types import Document, ParsedDocument
 
 #: The content types parsed in the child: DOCX, PPTX, XLSX, PDF, Outlook ``.msg`` and
-#: ``.eml`` (an e-mail's attachments are parsed inside it, and may be any of the others).
+#: ``.eml`` (an e-mail's attachments are parsed inside it, and may be any of the others), and
+#: images (OCR reads a page in one call of several seconds, longer for a large scan).
 ISOLATED_TYPES = frozenset({
+    *IMAGE_TYPES,
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "application/vnd.openxmlformats-officedocument.presentationml.presentation",
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -272,7 +275,7 @@ def shutdown() -> None:
 
 
 def parse_isolated(document: Document, *, decode_errors: str, limits: ParseLimits,
-                   keep: FrozenSet[str]) -> ParsedDocument:
+                   keep: FrozenSet[str], ocr: str = "auto") -> ParsedDocument:
     """Parse ``document`` in a child process, killed past its time budget.
 
     Called by :func:`beam_chunking.parsers.parse` for :data:`ISOLATED_TYPES` when
@@ -304,11 +307,12 @@ def parse_isolated(document: Document, *, decode_errors: str, limits: ParseLimit
             with parse_budget(limits):
                 window = budget_window()
                 try:
-                    payload = dumps((document, decode_errors, limits, keep, window, list(sys.path),
+                    payload = dumps((document, decode_errors, limits, keep, ocr, window, list(sys.path),
                                      logging.getLogger().getEffectiveLevel()))
                 except Exception:  # metadata that pickle refuses: parse here, cooperatively
                     healthy = True
-                    return parse_in_process(document, decode_errors=decode_errors, limits=limits, keep=keep)
+                    return parse_in_process(document, decode_errors=decode_errors, limits=limits, keep=keep,
+                                            ocr=ocr)
                 try:
                     child.send(payload)
                     del payload  # the child has its copy: do not hold a second one while it parses

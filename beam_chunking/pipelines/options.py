@@ -10,6 +10,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from beam_chunking.llm.config import LLMConfig
 from beam_chunking.parsers.decode import ERROR_POLICIES
 from beam_chunking.parsers.drops import DROPS
+from beam_chunking.parsers.ocr import OCR_HELP
 from beam_chunking.schema import COMPRESSIONS
 
 
@@ -80,8 +81,9 @@ class ChunkingOptions(PipelineOptions):
     ``--strategy-option KEY=VALUE`` (repeatable, the same options by name),
     ``--overwrite``, ``--incremental``, ``--token-counter`` (default ``cl100k_base``; ``none`` to skip),
     ``--decode-errors`` (``strict`` or ``replace``), ``--keep`` (repeatable: ``page_furniture``,
-    ``contents``), ``--sanitise`` (repeatable: ``redact`` or ``package.module:function``), one
-    ``--llm-<option>`` flag per chat-model option (``--llm-model``, ``--llm-base-url`` ...),
+    ``contents``), ``--ocr`` (``auto``, ``always`` or ``never``), ``--sanitise`` (repeatable:
+    ``redact`` or ``package.module:function``), one ``--llm-<option>`` flag per chat-model
+    option (``--llm-model``, ``--llm-base-url`` ...),
     ``--compression`` (default ``zstd``),
     ``--num-shards`` (default 0: the runner decides).
     """
@@ -120,6 +122,7 @@ class ChunkingOptions(PipelineOptions):
                                  f"{' or '.join(ERROR_POLICIES)}.")
         parser.add_argument("--keep", dest="keep", action="append", default=None,
                             help=f"Keep a part that parsers drop by default: {', '.join(sorted(DROPS))}; repeatable.")
+        parser.add_argument("--ocr", dest="ocr", default=None, help=f"{OCR_HELP}.")
         parser.add_argument("--sanitise", dest="sanitise", action="append", default=None, metavar="NAME",
                             help="Rewrite chunk text after chunking: 'redact' (e-mail addresses, phone numbers, "
                                  "secrets) or package.module:function; repeatable.")

@@ -17,6 +17,7 @@ Example::
     max_bytes: 268435456          # largest file read (and largest inflated .gz), bytes
     limits: {max_pages: 5000, max_rows: 1000000, max_parse_seconds: 300, watchdog: true}
     keep: [page_furniture]         # keep what parsers drop by default (page_furniture, contents)
+    ocr: auto                      # OCR of images and scanned PDF pages: auto, always or never
     refine: {max_chunk_size: 1500, embedder: minilm}   # sub-split oversized chunks
     sanitise: {redact: [email, phone, secret], functions: ["mypkg.clean:strip_footer"]}
     llm: {model: gpt-4o-mini, base_url: "http://127.0.0.1:8000/v1", cache: default}
@@ -40,6 +41,7 @@ from beam_chunking.parsers import PARSERS, check_content_types, closest_content_
 from beam_chunking.parsers.decode import ERROR_POLICIES
 from beam_chunking.parsers.drops import check_keep
 from beam_chunking.parsers.limits import ParseLimits
+from beam_chunking.parsers.ocr import check_ocr
 from beam_chunking.refiners import Refined, SemanticRefiner
 from beam_chunking.refiners.sanitise import PLACEHOLDERS, Sanitiser
 from beam_chunking.registry import DEFAULT_STRATEGY, get, options as strategy_options, registry
@@ -50,7 +52,7 @@ from beam_chunking.strategies.base import Chunker
 
 KEYS = ("input", "exclude", "content_types", "output", "overwrite", "incremental", "strategy", "routes",
         "token_counter", "decode_errors", "compression", "metadata", "num_shards", "max_bytes", "limits", "keep",
-        "refine", "sanitise", "embed", "llm", "max_failures")
+        "ocr", "refine", "sanitise", "embed", "llm", "max_failures")
 
 
 def _patterns(key: str, value: Any) -> Tuple[str, ...]:
@@ -321,6 +323,8 @@ def parse_spec(data: Any, source: str = "spec") -> JobConfig:
         if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
             raise ConfigError(f"keep: expected a part name or a list of them, got {keep!r}")
         out["keep"] = tuple(sorted(check_keep(names)))
+    if "ocr" in data:
+        out["ocr"] = check_ocr(data["ocr"])
     if "metadata" in data:
         meta = data["metadata"]
         if not isinstance(meta, dict):

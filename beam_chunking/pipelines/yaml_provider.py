@@ -259,7 +259,7 @@ class ChunkFiles(beam.PTransform):
                         SUMMARY_ROW))
         read = ReadDocuments(config.input, max_bytes=config.max_bytes, metadata=dict(config.metadata),
                              exclude=config.exclude, content_types=config.content_types)
-        fns = [*read.fns(), *ParseDocuments(config.decode_errors, config.limits, config.keep).fns(),
+        fns = [*read.fns(), *ParseDocuments(config.decode_errors, config.limits, config.keep, ocr=config.ocr).fns(),
                *ChunkDocuments(config.strategy, config.token_counter).fns(),
                *(EmbedChunks(config.embed).fns() if config.embed is not None else [])]
         failed_file = RowTypeConstraint.from_fields([("uri", str), ("document_id", str)])
@@ -344,7 +344,7 @@ class ChunkText(beam.PTransform):
     def expand(self, pcoll):
         self._check_fields(pcoll)
         config = self.config
-        fns = [*ParseDocuments(config.decode_errors, config.limits, config.keep).fns(),
+        fns = [*ParseDocuments(config.decode_errors, config.limits, config.keep, ocr=config.ocr).fns(),
                *ChunkDocuments(config.strategy, config.token_counter).fns(),
                *(EmbedChunks(config.embed).fns() if config.embed is not None else [])]
         fn = _RowsToChunkRowsFn(fns, self.error_tag, self.id_field, self.text_field, self.content_type,

@@ -19,6 +19,7 @@ from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
 from beam_chunking.ids import fingerprint
 from beam_chunking.strategies._tables import bound_columns
+from beam_chunking.strategies.regions import locate
 from beam_chunking.text.fragments import effective_minimum, looks_like_header, merge_undersized
 from beam_chunking.types import Chunk, ParsedDocument, Section
 
@@ -252,7 +253,9 @@ def document_outcome(strategy: Chunker, doc: ParsedDocument) -> Outcome:
     """Chunk ``doc`` with ``strategy``; every drop is reported, the parser's first.
 
     What the parser left out of the sections (``doc.dropped``) and what the strategy dropped
-    by design are reported together, so the documents table accounts for all of it. Sheet
+    by design are reported together, so the documents table accounts for all of it. Chunks
+    of a document with geometry get ``page``, ``page_end`` and ``boxes`` from it
+    (:func:`~beam_chunking.strategies.regions.locate`). Sheet
     rows' ``columns`` metadata is kept within each chunk's ceiling
     (:func:`~beam_chunking.strategies._tables.bound_columns`).
     """
@@ -261,6 +264,8 @@ def document_outcome(strategy: Chunker, doc: ParsedDocument) -> Outcome:
     ceiling = ceiling if isinstance(ceiling, int) and not isinstance(ceiling, bool) else None
     chunks = bound_columns(doc.text, outcome.chunks, ceiling)
     parents = bound_columns(doc.text, outcome.parents, None)
+    if doc.boxes:
+        chunks, parents = locate(doc, chunks), locate(doc, parents)
     if chunks is not outcome.chunks or parents is not outcome.parents:
         outcome = dataclasses.replace(outcome, chunks=list(chunks), parents=tuple(parents))
     if not doc.dropped:

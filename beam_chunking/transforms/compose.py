@@ -94,7 +94,7 @@ class ChunkFiles(beam.PTransform):
         self.read = ReadDocuments(config.input, max_bytes=config.max_bytes, metadata=dict(config.metadata),
                                   exclude=config.exclude, content_types=config.content_types)
         refuse_output_inside_input(config.output, self.read.patterns)
-        self.parse = ParseDocuments(config.decode_errors, config.limits, config.keep)
+        self.parse = ParseDocuments(config.decode_errors, config.limits, config.keep, ocr=config.ocr)
         self.chunk = ChunkDocuments(config.strategy, config.token_counter)
         self.embed = EmbedChunks(config.embed) if config.embed is not None else None
         if config.incremental and config.num_shards:

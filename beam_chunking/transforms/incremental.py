@@ -97,9 +97,9 @@ _PARQUET_CODECS = {"zstd": "ZSTD", "snappy": "SNAPPY", "gzip": "GZIP", "none": "
 def options_fingerprint(config: Any, embedder: Any = None) -> str:
     """12 hex digits over the job options that shape every document's rows besides its
     strategy: ``token_counter``, ``decode_errors``, ``limits`` (its caps; not ``watchdog``,
-    which decides where a document is parsed, not what it becomes), ``keep``, ``metadata``,
-    ``content_types``, the embedder and this package's version (a new version may parse or
-    chunk differently). Recorded in every run's manifest; when it differs, an incremental
+    which decides where a document is parsed, not what it becomes), ``keep``, ``ocr`` (and
+    whether the OCR engine is installed), ``metadata``, ``content_types``, the embedder and
+    this package's version (a new version may parse or chunk differently). Recorded in every run's manifest; when it differs, an incremental
     run treats every document as changed.
 
     Args:
@@ -116,7 +116,15 @@ def options_fingerprint(config: Any, embedder: Any = None) -> str:
     return fingerprint({"version": __version__, "content_types": [list(p) for p in config.content_types],
                         "token_counter": config.token_counter, "decode_errors": config.decode_errors,
                         "limits": _caps(config.limits), "keep": sorted(config.keep), "metadata": dict(config.metadata),
-                        "embed": model})
+                        "embed": model, **_ocr(config)})
+
+
+def _ocr(config: Any) -> Dict[str, Any]:
+    # What "auto" does depends on the ocr extra: installing it must re-read the scans that a
+    # run without it skipped. (Judged where the pipeline is built: workers should match.)
+    from beam_chunking.parsers.ocr import ocr_available
+
+    return {"ocr": config.ocr, "ocr_engine": config.ocr != "never" and ocr_available()}
 
 
 def _caps(limits: Any) -> Dict[str, Any]:

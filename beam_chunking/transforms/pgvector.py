@@ -76,7 +76,7 @@ class DeleteDocument:
 def _pg_type(field: pa.Field, dimension: Optional[int]) -> str:
     if field.name == "embedding":
         return f"vector({dimension})" if dimension else "vector"
-    if field.name == "metadata":
+    if field.name in ("metadata", "boxes"):
         return "jsonb"  # plain typed JSON values: an int stays a number, a list an array
     kind = field.type
     if pa.types.is_string(kind):

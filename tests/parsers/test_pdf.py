@@ -1,4 +1,4 @@
-"""PDF parser: pages, bookmarks, running headers, hostile and broken files."""
+"""PDF parser: pages, bookmarks, running headers, hostile and broken files (layout: test_pdf_layout.py)."""
 from __future__ import annotations
 
 import pytest
@@ -19,18 +19,38 @@ def body(n: int) -> str:
 
 
 def parse(data: bytes, **kwargs):
+    kwargs.setdefault("ocr", "never")  # OCR has tests of its own (test_pdf_ocr.py)
     return parse_pdf(document("book.pdf", data), **kwargs)
 
 
-def test_one_section_per_page_numbered_from_one():
+def blocks_by_page(doc):
+    """``(page, text)`` of each block of lines, from the document's boxes."""
+    out = []
+    for box in doc.boxes:
+        if out and out[-1][0] == box.group:
+            out[-1][3] = box.end
+        else:
+            out.append([box.group, box.page, box.start, box.end])
+    return [(page, doc.text[s:e]) for _, page, s, e in out]
+
+
+def page_texts(doc):
+    """Each page's blocks, joined with newlines: the page as the tests' fixtures wrote it."""
+    pages = {}
+    for page, text in blocks_by_page(doc):
+        pages.setdefault(page, []).append(text)
+    return ["\n".join(texts) for _, texts in sorted(pages.items())]
+
+
+def test_pages_numbered_from_one_and_empty_pages_counted():
     doc = parse(pdf_bytes(["Alpha page words.", "", "Gamma page, third."]))
     check_sections(doc)
-    assert [s.page for s in doc.sections] == [1, 3]
-    assert section_texts(doc) == ["Alpha page words.", "Gamma page, third."]
+    assert blocks_by_page(doc) == [(1, "Alpha page words."), (3, "Gamma page, third.")]
+    assert [s.page for s in doc.sections] == [1]
     assert doc.metadata["pdf_pages"] == 3 and doc.metadata["pdf_pages_without_text"] == 1
 
 
-def test_bookmarks_split_pages_and_build_heading_paths():
+def test_bookmarks_start_heading_sections_across_pages():
     pages = ["Intro text before.", "End of intro.\nMore words here.", "Last page text."]
     marks = [(0, 0, "Chapter One"), (1, 1, "Section A"), (2, 0, "Chapter Two")]
     doc = parse(pdf_bytes(pages, sections=marks))
@@ -43,29 +63,26 @@ def test_bookmarks_split_pages_and_build_heading_paths():
     ]
 
 
-def test_running_headers_are_dropped_and_recorded_or_kept_and_flagged():
+def test_running_headers_are_dropped_and_recorded_or_kept():
     pages = [body(n) for n in range(1, 7)]
     data = pdf_bytes(pages, header="Manual - page {n}")
     doc = parse(data)
     check_sections(doc)
-    assert section_texts(doc) == pages
+    assert page_texts(doc) == pages
     assert doc.dropped == (("running header", sum(len(f"Manual-page{n}") for n in range(1, 7))),)
-    assert all("page_header" not in s.metadata for s in doc.sections)
     kept = parse(data, keep=frozenset({"page_furniture"}))
     assert kept.dropped == ()
-    assert all(s.metadata["page_header"] == f"Manual - page {s.page}" for s in kept.sections)
-    assert all(kept.text[s.start:s.end].startswith("Manual - page") for s in kept.sections)
+    assert page_texts(kept) == [f"Manual - page {n}\n{text}" for n, text in enumerate(pages, 1)]
 
 
 def test_running_footers_and_page_numbers_are_dropped():
     pages = [f"{body(n)}\nAcme manual, confidential\n{n}" for n in range(1, 5)]
     doc = parse(pdf_bytes(pages))
     check_sections(doc)
-    assert section_texts(doc) == [body(n) for n in range(1, 5)]
+    assert page_texts(doc) == [body(n) for n in range(1, 5)]
     assert dict(doc.dropped) == {"running footer": 4 * len("Acmemanual,confidential"), "page number": 4}
     kept = parse(pdf_bytes(pages), keep=frozenset({"page_furniture"}))
-    assert [s.metadata["page_footer"] for s in kept.sections] == ["1", "2", "3", "4"]
-    assert section_texts(kept) == pages
+    assert page_texts(kept) == pages
 
 
 @pytest.mark.parametrize("label", ["{n}", "- {n} -", "Page {n}", "Page {n} of 12", "{n} / 12", "{r}"])
@@ -73,7 +90,7 @@ def test_page_number_lines_of_every_common_shape(label):
     romans = "i ii iii iv v vi vii viii ix x xi xii".split()
     pages = [body(n) + "\n" + label.format(n=n, r=romans[n - 1]) for n in range(1, 13)]
     doc = parse(pdf_bytes(pages))
-    assert section_texts(doc) == [body(n) for n in range(1, 13)]
+    assert page_texts(doc) == [body(n) for n in range(1, 13)]
     assert [name for name, _ in doc.dropped] == ["page number"]
 
 
@@ -94,7 +111,7 @@ def test_a_header_that_changes_but_carries_the_page_number_is_dropped():
         pdf.cell(0, 8, head, new_x="LMARGIN", new_y="NEXT")
         pdf.multi_cell(0, 6, text, new_x="LMARGIN", new_y="NEXT")
     doc = parse(bytes(pdf.output()))
-    assert section_texts(doc) == pages
+    assert page_texts(doc) == pages
     assert [name for name, _ in doc.dropped] == ["running header"]
 
 
@@ -107,24 +124,24 @@ def test_a_dot_leader_contents_page_is_dropped_or_kept():
     pages = [CONTENTS, "Introduction\nThe body has 2 numbers at line ends like 2", "More body text. . ."]
     doc = parse(pdf_bytes(pages))
     check_sections(doc)
-    assert section_texts(doc) == pages[1:]
-    assert [s.page for s in doc.sections] == [2, 3]
+    assert page_texts(doc) == pages[1:]
+    assert [page for page, _ in blocks_by_page(doc)] == [2, 2, 3]
     assert doc.dropped == (("table of contents", sum(1 for ch in CONTENTS if not ch.isspace())),)
     kept = parse(pdf_bytes(pages), keep=frozenset({"contents"}))
-    assert section_texts(kept) == pages and kept.dropped == ()
+    assert page_texts(kept) == pages and kept.dropped == ()
 
 
 def test_a_lone_dot_leader_line_is_dropped_but_a_page_with_few_is_not_a_contents_page():
     page = "Setup notes for 2 hosts\nSee also . . . . . . . 12\nA paragraph of prose that ends in 3\nlast line"
     doc = parse(pdf_bytes([page]))
-    assert section_texts(doc) == ["Setup notes for 2 hosts\nA paragraph of prose that ends in 3\nlast line"]
+    assert page_texts(doc) == ["Setup notes for 2 hosts\nA paragraph of prose that ends in 3\nlast line"]
     assert doc.dropped == (("table of contents", len("Seealso.......12")),)
 
 
 def test_a_line_opening_many_pages_that_is_also_common_inside_pages_stays():
     pages = [f"Tip\n{body(n)}\nTip\nAgain {WORDS[n]}.\nTip\n{body(n + 5)}" for n in range(1, 6)]
     doc = parse(pdf_bytes(pages))
-    assert section_texts(doc) == pages and doc.dropped == ()
+    assert page_texts(doc) == pages and doc.dropped == ()
 
 
 def test_a_label_line_above_a_bookmarked_title_starts_its_section():
@@ -139,7 +156,7 @@ def test_a_label_line_above_a_bookmarked_title_starts_its_section():
     for line in ("The Middle", "Middle words."):
         pdf.cell(0, 8, line, new_x="LMARGIN", new_y="NEXT")
     doc = parse(bytes(pdf.output()))
-    assert section_texts(doc) == ["Intro words here.", "Chapter 2\nThe Middle\nMiddle words."]
+    assert section_texts(doc) == ["Intro words here.", "Chapter 2 The Middle\n\nMiddle words."]
     assert [s.heading_path for s in doc.sections] == [(), ("The Middle",)]
 
 
@@ -173,4 +190,4 @@ def test_page_cap():
     data = pdf_bytes(["a", "b", "c"])
     with pytest.raises(ParseError, match="3 pages exceed max_pages=2"):
         parse(data, limits=ParseLimits(max_pages=2))
-    assert len(parse(data, limits=ParseLimits(max_pages=3)).sections) == 3
+    assert page_texts(parse(data, limits=ParseLimits(max_pages=3))) == ["a", "b", "c"]

@@ -1,0 +1,159 @@
+"""The text lines of a PDF page with their geometry and type, read from PDFium's text page.
+
+PDFium orders a page's characters as its content stream draws them and inserts a line break
+where the baseline changes. Each line here is one such run, with what layout analysis needs
+(:mod:`beam_chunking.parsers.pdf_paragraphs`): its box, baseline, font size, whether it is
+bold or monospaced, and the width of its first word (to tell a line that ended early from
+one that was full). The values come from a few PDFium calls per line (the first, last and
+first-word-ending characters), not per character, so reading the geometry costs a fraction
+of extracting the text.
+
+Coordinates are PDF points with the origin at the page's top-left corner, y downwards, as in
+:class:`~beam_chunking.types.TextBox`.
+"""
+from __future__ import annotations
+
+import ctypes
+import re
+from typing import List, NamedTuple, Optional, Tuple
+
+from beam_chunking.parsers._build import clean
+
+# PDFium's line break, and the mark that replaces a hyphen at a line end together with the
+# line break after it (U+FFFE from FPDFText_GetText, 0x02 from the bounded text).
+_BREAK = re.compile(r"[\ufffe\x02](?:\r\n|\r|\n)?|\r\n|\r|\n")
+_HYPHEN_MARKS = "\ufffe\x02"
+_FIXED_PITCH = 1  # FPDFText_GetFontInfo flag
+_BOLD_WEIGHT = 600
+
+
+class Line(NamedTuple):
+    """One line of text on a page.
+
+    Args:
+        text: The line's text (control characters removed, ends stripped).
+        x0: Left edge, points.
+        top: Top edge, points from the page top.
+        x1: Right edge.
+        bottom: Bottom edge.
+        baseline: Baseline of the line's first character, points from the page top.
+        size: Font size of its first character, points.
+        bold: Its first and last characters are bold.
+        mono: Its first character's font is monospaced.
+        first_word: Width of its first word, points.
+        hyphenated: It ended with a hyphen at the line end (not in ``text``): the word may go
+            on in the next line.
+    """
+
+    text: str
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    baseline: float
+    size: float
+    bold: bool
+    mono: bool
+    first_word: float
+    hyphenated: bool = False
+
+
+class _Reader:
+    """The few per-character PDFium calls the lines need, with their out-parameters made once."""
+
+    def __init__(self, raw, textpage, height: float):
+        self.raw = raw
+        self.tp = textpage.raw if hasattr(textpage, "raw") else textpage
+        self.height = height
+        self.left, self.right = ctypes.c_double(), ctypes.c_double()
+        self.bottom, self.top = ctypes.c_double(), ctypes.c_double()
+        self.flags = ctypes.c_int()
+        self.rect = raw.FS_RECTF()
+
+    def box(self, index: int) -> Tuple[float, float, float, float]:
+        """Tight box ``(x0, top, x1, bottom)`` of character ``index``, top-left origin."""
+        self.raw.FPDFText_GetCharBox(self.tp, index, self.left, self.right, self.bottom, self.top)
+        return self.left.value, self.height - self.top.value, self.right.value, self.height - self.bottom.value
+
+    def loose(self, index: int) -> Tuple[float, float]:
+        """``(top, bottom)`` of character ``index`` by its font's ascent and descent."""
+        self.raw.FPDFText_GetLooseCharBox(self.tp, index, self.rect)
+        return self.height - self.rect.top, self.height - self.rect.bottom
+
+    def baseline(self, index: int) -> float:
+        """The baseline (origin y) of character ``index``."""
+        self.raw.FPDFText_GetCharOrigin(self.tp, index, self.left, self.bottom)
+        return self.height - self.bottom.value
+
+    def size(self, index: int) -> float:
+        return float(self.raw.FPDFText_GetFontSize(self.tp, index))
+
+    def bold(self, index: int) -> bool:
+        return self.raw.FPDFText_GetFontWeight(self.tp, index) >= _BOLD_WEIGHT
+
+    def mono(self, index: int) -> bool:
+        self.raw.FPDFText_GetFontInfo(self.tp, index, None, 0, ctypes.byref(self.flags))
+        return bool(self.flags.value & _FIXED_PITCH)
+
+
+def _char_index(raw, tp, text_index: int, identity: bool) -> int:
+    return text_index if identity else raw.FPDFText_GetCharIndexFromTextIndex(tp, text_index)
+
+
+def _edge(text: str, forward: bool) -> Optional[int]:
+    """Index of the first (or last) non-space character of ``text``, or ``None``."""
+    rng = range(len(text)) if forward else range(len(text) - 1, -1, -1)
+    for k in rng:
+        if not text[k].isspace():
+            return k
+    return None
+
+
+def page_lines(raw, textpage, height: float) -> List[Line]:
+    """The lines of one page in PDFium's order, blank lines left out.
+
+    Args:
+        raw: ``pypdfium2.raw``.
+        textpage: The page's open ``PdfTextPage``.
+        height: The page's height in points (to put the origin at the top).
+    """
+    count = textpage.count_chars()
+    if count <= 0:
+        return []
+    text = textpage.get_text_range(0, count)
+    reader = _Reader(raw, textpage, height)
+    identity = len(text) == count
+    lines: List[Line] = []
+    pos = 0
+    for m in [*_BREAK.finditer(text), None]:
+        end = m.start() if m is not None else len(text)
+        segment = text[pos:end]
+        next_pos = m.end() if m is not None else len(text)
+        first, last = _edge(segment, True), _edge(segment, False)
+        hyphenated = m is not None and m.group()[0] in _HYPHEN_MARKS
+        if first is not None and clean(segment).strip():
+            i0 = _char_index(raw, reader.tp, pos + first, identity)
+            i1 = _char_index(raw, reader.tp, pos + last, identity)
+            x0, _, _, _ = reader.box(i0)
+            _, _, x1, _ = reader.box(i1)
+            top, bottom = reader.loose(i0)
+            top1, bottom1 = reader.loose(i1)
+            space = segment.find(" ", first)
+            if space > first:
+                _, _, word_end, _ = reader.box(_char_index(raw, reader.tp, pos + space - 1, identity))
+                first_word = max(0.0, word_end - x0)
+            else:
+                first_word = max(0.0, x1 - x0)
+            words = clean(segment).strip()
+            lines.append(Line(
+                text=" ".join(words.split()) if "  " in words or "\t" in words else words,
+                x0=min(x0, x1), top=min(top, top1), x1=max(x0, x1), bottom=max(bottom, bottom1),
+                baseline=reader.baseline(i0), size=reader.size(i0),
+                bold=reader.bold(i0) and reader.bold(i1), mono=reader.mono(i0),
+                first_word=first_word, hyphenated=hyphenated,
+            ))
+        pos = next_pos
+    return lines
+
+
+__all__ = ["Line", "page_lines"]

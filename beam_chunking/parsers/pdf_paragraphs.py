@@ -1,0 +1,312 @@
+"""Lines of PDF pages grouped into the blocks a reader sees: paragraphs, headings, code.
+
+A PDF has no paragraphs, only positioned lines. Two consecutive lines belong to one
+paragraph unless one of these says otherwise:
+
+- **the font changes**: another size (more than 0.6 pt), or monospaced against proportional;
+- **a list item starts**: the next line begins with a bullet, a dash or ``1.``/``a)``, or
+  the line is a contents entry with a dot leader;
+- **the gap grows**: the baselines lie more than 1.3 times the body's usual line pitch apart
+  (measured per font size over the whole document);
+- **the line ended early**: the next line's first word would have fitted after it, so the
+  line was not full when it was broken (this tells a paragraph's short last line in ragged
+  and justified text alike, and needs no threshold on the line length). The column's right
+  edge is the furthest its lines reach in the whole document;
+- **the next line is indented**: it starts at least 0.6 em to the right of a line that
+  started at the column's edge (a first-line indent), and the line before is no list item.
+
+Monospaced lines keep their line breaks (code); other lines are joined with a space, and a
+word hyphenated at a line end is joined again (the hyphen kept before a capital or a digit).
+
+A line that starts above the previous one starts a new column (multi-column pages are drawn
+column by column). At a column or page turn the paragraph goes on when the last line was full
+and the next one neither is indented, starts a list item, nor changes font: a sentence cut by
+a page turn stays one paragraph. Smaller print at the foot of a page (footnotes) that
+interrupts such a paragraph is put after it.
+
+Headings are blocks of at most 3 lines set at least 15% larger than the body text.
+"""
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from beam_chunking.parsers.furniture import is_dot_leader
+from beam_chunking.parsers.pdf_lines import Line
+
+_LIST_MARKER = re.compile(r"^(?:[\u2022\u2023\u25e6\u2043\u2219\u25aa\u25cf\u25a0\u2013\u2014*+\-\u00b7]\s|"
+                          r"(?:\d{1,3}|[a-zA-Z]|[ivxlc]{1,5})[.)]\s)")
+#: How much larger than the body text a heading is set, at least.
+HEADING_RATIO = 1.15
+_PITCH_RATIO = 1.3
+_INDENT_EM = 0.6
+#: Below this share of the page's text width, no line of a column reached its right edge.
+_NARROW = 0.6
+
+
+@dataclass
+class Block:
+    """A paragraph, heading or code block: its lines in reading order with their pages.
+
+    Args:
+        kind: ``"text"``, ``"heading"`` or ``"code"``.
+        lines: ``(page index, line)`` pairs.
+    """
+
+    kind: str
+    lines: List[Tuple[int, Line]] = field(default_factory=list)
+
+    @property
+    def size(self) -> float:
+        """The font size of the block's first line."""
+        return self.lines[0][1].size
+
+    @property
+    def page(self) -> int:
+        """The 0-based page of the block's first line."""
+        return self.lines[0][0]
+
+    def text_and_spans(self) -> Tuple[str, List[Tuple[int, int]]]:
+        """The block's text and each line's ``[start, end)`` in it."""
+        parts: List[str] = []
+        spans: List[Tuple[int, int]] = []
+        length = 0
+        for k, (_, line) in enumerate(self.lines):
+            if k:
+                joint = _joint(self.lines[k - 1][1], line, self.kind == "code")
+                parts.append(joint)
+                length += len(joint)
+            parts.append(line.text)
+            spans.append((length, length + len(line.text)))
+            length += len(line.text)
+        return "".join(parts), spans
+
+
+def _joint(a: Line, b: Line, code: bool) -> str:
+    if a.hyphenated:
+        # A hyphen at a line end splits a word unless a capital or digit follows (a compound).
+        return "" if b.text[:1].islower() and a.text[-1:].isalpha() else "-"
+    return "\n" if code else " "
+
+
+def _round(size: float) -> float:
+    return round(size * 2) / 2
+
+
+class Metrics:
+    """Document-wide measures: the body text's size and the usual line pitch of each size."""
+
+    def __init__(self, pages: Sequence[Sequence[Line]]):
+        chars: Dict[float, int] = {}
+        pitches: Dict[float, List[float]] = {}
+        for lines in pages:
+            for a, b in zip(lines, lines[1:]):
+                if _round(a.size) == _round(b.size) and 0.8 * a.size < b.baseline - a.baseline < 2.5 * a.size:
+                    pitches.setdefault(_round(a.size), []).append(b.baseline - a.baseline)
+            for line in lines:
+                chars[_round(line.size)] = chars.get(_round(line.size), 0) + len(line.text)
+        self.body = max(chars, key=lambda s: (chars[s], -s)) if chars else 10.0
+        self._pitch = {s: statistics.median(v) for s, v in pitches.items() if len(v) >= 3}
+
+    def pitch(self, size: float) -> float:
+        """The usual baseline-to-baseline distance of lines of ``size``, in points."""
+        return self._pitch.get(_round(size), 1.2 * size)
+
+    def heading(self, size: float) -> bool:
+        """Whether text of ``size`` is set large enough to be a heading."""
+        return size >= self.body * HEADING_RATIO
+
+
+@dataclass
+class _Run:
+    """Consecutive lines of one column on one page."""
+
+    page: int
+    lines: List[Line]
+    left: float = 0.0
+    right: float = 0.0
+
+
+def _runs(page: int, lines: Sequence[Line]) -> List[_Run]:
+    runs: List[_Run] = []
+    for line in lines:
+        if runs:
+            prev = runs[-1].lines[-1]
+            up = line.baseline < prev.baseline - 0.5 * prev.size
+            beside = abs(line.baseline - prev.baseline) < 0.5 * prev.size and line.x0 > prev.x1
+            if not (up or beside):
+                runs[-1].lines.append(line)
+                continue
+        runs.append(_Run(page, [line]))
+    for run in runs:
+        run.left = min(line.x0 for line in run.lines)
+        # Code may run into the margin: the column's edge is the prose's.
+        prose = [line.x1 for line in run.lines if not line.mono]
+        run.right = max(prose or [line.x1 for line in run.lines])
+    return runs
+
+
+def _widen(runs: Sequence[_Run], widths: Optional[Sequence[float]]) -> None:
+    """Give each run the right edge of its column: the furthest any run at the same left
+    reaches in the document. Where even that is under :data:`_NARROW` of the page's width
+    less its margins on a page of one column (short lines: a list, a form), the right
+    margin is taken to mirror the left one."""
+    reach: List[Tuple[float, float]] = []
+    for run in sorted(runs, key=lambda r: r.left):
+        if reach and run.left - reach[-1][0] < 15:
+            reach[-1] = (reach[-1][0], max(reach[-1][1], run.right))
+        else:
+            reach.append((run.left, run.right))
+    lefts: Dict[int, float] = {}
+    for run in runs:
+        lefts[run.page] = min(lefts.get(run.page, run.left), run.left)
+    columns = _multi_column_pages(runs)
+    for run in runs:
+        run.right = max([run.right] + [right for left, right in reach if abs(left - run.left) < 15])
+        if widths is None or run.page >= len(widths) or run.page in columns:
+            continue
+        text_width = widths[run.page] - 2 * lefts[run.page]
+        if text_width > 0 and run.right - lefts[run.page] < _NARROW * text_width:
+            run.right = widths[run.page] - lefts[run.page]
+
+
+def _multi_column_pages(runs: Sequence[_Run]) -> set:
+    """Pages with two runs side by side (overlapping in height, apart in width)."""
+    pages = set()
+    by_page: Dict[int, List[_Run]] = {}
+    for run in runs:
+        by_page.setdefault(run.page, []).append(run)
+    for page, group in by_page.items():
+        spans = [(r.left, r.right, r.lines[0].top, r.lines[-1].bottom) for r in group]
+        for a in spans:
+            if any(b[0] >= a[1] - 2 and b[2] < a[3] and a[2] < b[3] for b in spans if b is not a):
+                pages.add(page)
+                break
+    return pages
+
+
+def _marker(line: Line) -> bool:
+    return bool(_LIST_MARKER.match(line.text))
+
+
+def _ended_early(a: Line, b: Line, right: float) -> bool:
+    """Whether ``a`` was broken with room to spare: ``b``'s first word would have fitted."""
+    if a.hyphenated:
+        return False
+    space = 0.25 * a.size
+    return a.x1 + space + b.first_word < right - 0.5
+
+
+def _same_font(a: Line, b: Line) -> bool:
+    return abs(a.size - b.size) <= 0.6 and a.mono == b.mono
+
+
+def new_paragraph(a: Line, b: Line, run: _Run, metrics: Metrics) -> bool:
+    """Whether ``b``, the line after ``a`` in the same column, starts a new block."""
+    if not _same_font(a, b) or _marker(b) or is_dot_leader(a.text):
+        return True
+    if b.baseline - a.baseline > _PITCH_RATIO * metrics.pitch(a.size):
+        return True
+    if a.mono:
+        return False  # code keeps its lines together, whatever their length
+    if _ended_early(a, b, run.right):
+        return True
+    em = a.size
+    return b.x0 > a.x0 + _INDENT_EM * em and a.x0 <= run.left + _INDENT_EM * em and not _marker(a)
+
+
+def _continues(a: Line, a_run: _Run, b: Line, b_run: _Run, metrics: Metrics) -> bool:
+    """Whether the block ending with ``a`` goes on with ``b`` at the top of the next column or page."""
+    if not _same_font(a, b) or _marker(b) or metrics.heading(b.size):
+        return False
+    if a.mono:
+        return True
+    return not _ended_early(a, b, a_run.right) and b.x0 <= b_run.left + _INDENT_EM * b.size
+
+
+def _kind(line: Line, metrics: Metrics) -> str:
+    if line.mono:
+        return "code"
+    return "heading" if metrics.heading(line.size) else "text"
+
+
+def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = None,
+           metrics: Optional[Metrics] = None) -> List[Block]:
+    """Group the pages' lines (furniture already removed) into blocks in reading order.
+
+    Args:
+        pages: Each page's lines in PDFium's order; the index is the 0-based page.
+        widths: Each page's width in points, for the right edge of pages with no full
+            column of text. Default ``None``: unknown.
+        metrics: Document measures; computed from ``pages`` when not given.
+    """
+    metrics = metrics or Metrics(pages)
+    runs = [run for page, lines in enumerate(pages) for run in _runs(page, lines)]
+    _widen(runs, widths)
+    out: List[Block] = []
+    open_block: Optional[Block] = None  # the block the next line may extend
+    open_run: Optional[_Run] = None
+    held: List[Block] = []  # footnotes waiting for the paragraph they interrupt to end
+
+    def close() -> None:
+        nonlocal open_block
+        if open_block is not None:
+            out.append(open_block)
+            open_block = None
+        out.extend(held)
+        held.clear()
+
+    for run in runs:
+        for k, line in enumerate(run.lines):
+            if open_block is not None:
+                prev = open_block.lines[-1][1]
+                if k == 0:
+                    joins = _continues(prev, open_run, line, run, metrics)
+                else:
+                    joins = not new_paragraph(prev, line, run, metrics)
+                if joins and open_block.kind == "heading" and len(open_block.lines) >= 3:
+                    joins = False
+                if joins:
+                    open_block.lines.append((run.page, line))
+                    open_run = run
+                    continue
+                if k == 0 and _footnotes_after(out, held, open_block, run, metrics):
+                    # The open block was small print at a page foot: hold it, and reopen the
+                    # paragraph it interrupted if this line continues that one.
+                    held.append(open_block)
+                    resumed = out.pop()
+                    open_block = resumed
+                    prev = resumed.lines[-1][1]
+                    if _continues(prev, _run_of(runs, resumed), line, run, metrics):
+                        open_block.lines.append((run.page, line))
+                        open_run = run
+                        continue
+                close()
+            open_block = Block(_kind(line, metrics), [(run.page, line)])
+            open_run = run
+    close()
+    return out
+
+
+def _footnotes_after(out: List[Block], held: List[Block], block: Block, run: _Run, metrics: Metrics) -> bool:
+    """Whether ``block``, ending the page before ``run``, is small print under a paragraph of
+    body text on the same page (and the page turns here)."""
+    if not out or block.page == run.page or held:
+        return False
+    before = out[-1]
+    last_page = before.lines[-1][0]
+    return (last_page == block.page and before.kind == "text" and block.kind == "text"
+            and block.size < before.size - 0.6 and not metrics.heading(block.size))
+
+
+def _run_of(runs: Sequence[_Run], block: Block) -> _Run:
+    page, line = block.lines[-1]
+    for run in runs:
+        if run.page == page and line in run.lines:
+            return run
+    return runs[-1]
+
+
+__all__ = ["Block", "HEADING_RATIO", "Metrics", "blocks", "new_paragraph"]
