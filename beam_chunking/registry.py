@@ -26,6 +26,7 @@ from beam_chunking.strategies import (ClusterSemanticChunker, CodeChunker, Fixed
                                       SemanticChunker, SentenceChunker, StructuralChunker, TokenChunker,
                                       TranscriptChunker)
 from beam_chunking.strategies.base import Chunker
+from beam_chunking.strategies.regions import check_page_boundaries
 
 #: The entry-point group third-party strategies register under.
 ENTRY_POINT_GROUP = "beam_chunking.strategies"
@@ -96,9 +97,11 @@ def get(name: str, **options: Any) -> Chunker:
     if cls is None:
         raise ConfigError(f"strategy {name!r} is not registered; choose one of {', '.join(sorted(known))}")
     try:
-        return cls(**options)
+        strategy = cls(**options)
     except TypeError as exc:
         raise ConfigError(f"strategy {name!r}: {exc}") from None
+    check_page_boundaries(strategy.page_boundaries, name)
+    return strategy
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,8 @@ def options(cls: Type[Chunker]) -> List[Option]:
     """The options of strategy class ``cls``: its init fields, with their docstring help."""
     helps = docstring_args(cls)
     out = []
-    for f in dataclasses.fields(cls):
+    # The options every strategy shares (keyword-only fields of the base) come last.
+    for f in sorted(dataclasses.fields(cls), key=lambda f: f.kw_only is True):
         if not f.init or f.name.startswith("_"):
             continue
         default = f.default if f.default is not dataclasses.MISSING else (

@@ -125,7 +125,8 @@ def detect(data: bytes) -> Detection:
        encodings that decode every byte, less implausible readings: none when the non-ASCII
        bytes all stand alone (accented letters in Latin text); GB18030 only when
        :data:`GB2312_SHARE` of its characters are common ones; EUC-KR in place of windows-949
-       where a :data:`MAKE_UP_SEQUENCE` is.
+       where a :data:`MAKE_UP_SEQUENCE` is; none that reads characters of the Private Use
+       Area where another reads none.
     2. charset-normalizer scores them; of the readings within :data:`CHAOS_MARGIN` of the least
        mojibake and :data:`COHERENCE_MARGIN` of the best language fit, the encoding listed
        first wins. :data:`RARE_ENCODINGS` are candidates only where no other multi-byte
@@ -185,6 +186,7 @@ def detect(data: bytes) -> Detection:
     return Detection(codecs.lookup(encoding).name, round((1.0 - chaos) / readings, 3))
 
 
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
 # Every encoding detect considers, the most used first (EUC-KR stands in for windows-949).
 _KOREAN = LEGACY_ENCODINGS.index("cp949") + 1
 _RANKED: Tuple[str, ...] = (*LEGACY_ENCODINGS[:_KOREAN], "euc_kr", *LEGACY_ENCODINGS[_KOREAN:], *RARE_ENCODINGS)
@@ -194,7 +196,7 @@ def _multi_byte(data: bytes) -> List[str]:
     """The multi-byte encodings, most used first, that decode every byte of ``data`` into a
     plausible reading (see :func:`detect`, step 1)."""
     make_up = MAKE_UP_SEQUENCE.search(data) is not None
-    found = []
+    found, private = [], set()
     for encoding in _RANKED:
         if encoding not in MULTI_BYTE_ENCODINGS or encoding == ("cp949" if make_up else "euc_kr"):
             continue
@@ -204,7 +206,12 @@ def _multi_byte(data: bytes) -> List[str]:
             continue
         if encoding != "gb18030" or _gb2312_share(text) >= GB2312_SHARE:
             found.append(encoding)
-    return found
+            if _PRIVATE_USE.search(text):
+                private.add(encoding)
+    # User-defined characters (windows-31j's rows 0xF0-0xF9, GB18030's and Big5's user areas)
+    # are where another encoding's characters fall when read in the wrong one: Shift_JIS-2004's
+    # 丂 (F0 41) is windows-31j's U+E001.
+    return [e for e in found if e not in private] or found
 
 
 def _gb2312_share(text: str) -> float:

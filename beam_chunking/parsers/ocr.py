@@ -1,9 +1,9 @@
 """Optical character recognition: the text lines of an image, for scans and pictures of text.
 
 The engine is RapidOCR (``rapidocr-onnxruntime``, the ``ocr`` extra): PaddleOCR's PP-OCRv4
-detection and recognition models and its text-direction classifier, run by ONNX Runtime on
-the CPU. The three model files (16 MB) ship inside the wheel, so nothing is downloaded at
-run time and it works offline. It reads Latin and Chinese scripts. On this project's
+text detection and recognition models, run by ONNX Runtime on the CPU. The model files
+(16 MB) ship inside the wheel, so nothing is downloaded at run time and it works offline.
+It reads Latin and Chinese scripts, upright (a page scanned upside down is not turned). On this project's
 2-core test machine one 300-dpi A4 page of text takes several seconds (README, "Scanned
 pages and images", gives the figure and how it was measured).
 
@@ -41,8 +41,11 @@ OCR_HELP = ("OCR of scans and images: auto (default: pages without a text layer,
 ENGINE_MODULE, ENGINE_PACKAGE, EXTRA = "rapidocr_onnxruntime", "rapidocr-onnxruntime", "ocr"
 
 # Engine settings: CPU only (the default, but stated: a CUDA build of onnxruntime must not
-# make it grab a GPU that the job did not ask for), and quiet.
-_SETTINGS = {"det_use_cuda": False, "cls_use_cuda": False, "rec_use_cuda": False, "print_verbose": False}
+# make it grab a GPU that the job did not ask for), and quiet. No text-direction classifier:
+# it sees a line squeezed into 192x48 pixels, and on a rendered A4 page it turned 11 of 46
+# full-width lines upside down, whose text was then lost; upside-down scans are rarer.
+_SETTINGS = {"use_cls": False, "det_use_cuda": False, "cls_use_cuda": False, "rec_use_cuda": False,
+             "print_verbose": False}
 
 _ENGINE: Any = None
 _LOAD_LOCK = threading.Lock()

@@ -25,6 +25,7 @@ _BREAK = re.compile(r"[\ufffe\x02](?:\r\n|\r|\n)?|\r\n|\r|\n")
 _HYPHEN_MARKS = "\ufffe\x02"
 _FIXED_PITCH = 1  # FPDFText_GetFontInfo flag
 _BOLD_WEIGHT = 600
+_MONO_NAME = re.compile(r"mono|courier|consol|typewriter|menlo|cmtt|fixed", re.I)
 
 
 class Line(NamedTuple):
@@ -68,6 +69,7 @@ class _Reader:
         self.left, self.right = ctypes.c_double(), ctypes.c_double()
         self.bottom, self.top = ctypes.c_double(), ctypes.c_double()
         self.flags = ctypes.c_int()
+        self.name = (ctypes.c_char * 128)()
         self.rect = raw.FS_RECTF()
 
     def box(self, index: int) -> Tuple[float, float, float, float]:
@@ -92,8 +94,12 @@ class _Reader:
         return self.raw.FPDFText_GetFontWeight(self.tp, index) >= _BOLD_WEIGHT
 
     def mono(self, index: int) -> bool:
-        self.raw.FPDFText_GetFontInfo(self.tp, index, None, 0, ctypes.byref(self.flags))
-        return bool(self.flags.value & _FIXED_PITCH)
+        # The flag, or the name where the flag is missing (the standard Courier fonts).
+        size = self.raw.FPDFText_GetFontInfo(self.tp, index, self.name, len(self.name), ctypes.byref(self.flags))
+        if self.flags.value & _FIXED_PITCH:
+            return True
+        name = bytes(self.name[:max(0, min(size, len(self.name)) - 1)]).decode("latin-1")
+        return bool(_MONO_NAME.search(name))
 
 
 def _char_index(raw, tp, text_index: int, identity: bool) -> int:

@@ -195,8 +195,10 @@ def _ended_early(a: Line, b: Line, right: float) -> bool:
     """Whether ``a`` was broken with room to spare: ``b``'s first word would have fitted."""
     if a.hyphenated:
         return False
+    # A space is about a quarter em; the column's edge as measured (its furthest glyph) may
+    # lie a little past where the layout measured the line, so a word must fit with room.
     space = 0.25 * a.size
-    return a.x1 + space + b.first_word < right - 0.5
+    return a.x1 + space + b.first_word < right - 0.3 * a.size
 
 
 def _same_font(a: Line, b: Line) -> bool:

@@ -50,6 +50,9 @@ MAX_PATH_SEGMENTS = 64
 
 _LEADERS = re.compile(r"(?:\.\s?){4,}|…{2,}|(?:·\s?){4,}")
 _LIST_MARK = re.compile(r"^(?:[•◦▪▫■□●○‣⁃∙–—*·+\-]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|\(?[ivxlcIVXLC]{1,6}[.)])$")
+# Words a table cell hardly ever ends with, but a line of prose often does.
+_FUNCTION_WORDS = frozenset("a an and are as at be by for from in into is it of on or that the this to was which "
+                            "with de des du et la le les der die das und".split())
 _MONO = re.compile(r"mono|courier|consol|typewriter|code|\btt|cmtt|menlo|fixed", re.I)
 
 
@@ -508,8 +511,10 @@ def _looks_tabular(cells: List[List[str]]) -> bool:
         return False  # a contents list
     if all(_LIST_MARK.match(c) for c in first) or sum(c.endswith(":") for c in first) * 5 >= len(first) * 4:
         return False  # a bulleted or numbered list, key: value lines
+    # Prose cut into columns: every column holds sentences, or many cells stop mid-sentence.
     words = [statistics.median(len(c.split()) for c in col if c) for col in cols]
-    return min(words) < 4  # every column reading as prose: a multi-column layout
+    cut = [c.endswith(",") or c.split()[-1].lower() in _FUNCTION_WORDS for c in texts if " " in c]
+    return min(words) < 4 and sum(cut) * 5 < max(len(cut), 1)
 
 
 def _monospaced(raw, textpage, runs: List[Run], left: float, top: float) -> bool:

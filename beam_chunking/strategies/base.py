@@ -19,7 +19,7 @@ from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
 from beam_chunking.ids import fingerprint
 from beam_chunking.strategies._tables import bound_columns
-from beam_chunking.strategies.regions import locate
+from beam_chunking.strategies.regions import check_page_boundaries, locate, split_at_pages
 from beam_chunking.text.fragments import effective_minimum, looks_like_header, merge_undersized
 from beam_chunking.types import Chunk, ParsedDocument, Section
 
@@ -153,9 +153,17 @@ _native_make_chunks = (_native_builder(Chunk, ("document_id", "index", "start", 
 
 @dataclass(frozen=True)
 class Chunker:
-    """Base of all strategies. Subclasses set ``name`` and implement ``chunk_document``."""
+    """Base of all strategies. Subclasses set ``name`` and implement ``chunk_document``.
+
+    Args:
+        page_boundaries: ``"soft"`` (default): a chunk may flow over a page turn, and then
+            reports both pages (``page``, ``page_end``); ``"hard"``: every page turn ends a
+            chunk, so each chunk lies on one page. Only documents with pages (PDF, scans)
+            are affected.
+    """
 
     name: ClassVar[str] = ""
+    page_boundaries: str = dataclasses.field(default="soft", kw_only=True)
     #: What ``max_chunk_size`` and ``overlap`` count, formatted with the strategy's fields:
     #: ``"characters"``, ``"{tokenizer} tokens"``, or ``"unbounded"`` (no size at all).
     unit_template: ClassVar[str] = "characters"
@@ -259,6 +267,8 @@ def document_outcome(strategy: Chunker, doc: ParsedDocument) -> Outcome:
     rows' ``columns`` metadata is kept within each chunk's ceiling
     (:func:`~beam_chunking.strategies._tables.bound_columns`).
     """
+    if doc.boxes and check_page_boundaries(getattr(strategy, "page_boundaries", "soft"), strategy.name) == "hard":
+        doc = split_at_pages(doc)
     outcome = strategy.chunk_outcome(doc)
     ceiling = getattr(strategy, "max_chunk_size", None)
     ceiling = ceiling if isinstance(ceiling, int) and not isinstance(ceiling, bool) else None

@@ -17,9 +17,15 @@ Example:
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from typing import Any, Dict, List, Sequence
 
-from beam_chunking.types import Chunk, ParsedDocument, TextBox
+from beam_chunking.errors import ConfigError
+from beam_chunking.types import Chunk, ParsedDocument, Section, TextBox
+
+#: Values of a strategy's ``page_boundaries``: ``"soft"`` lets chunks flow over page turns,
+#: ``"hard"`` cuts them at every page turn.
+PAGE_BOUNDARIES = ("soft", "hard")
 
 
 class Regions:
@@ -86,4 +92,43 @@ def locate(doc: ParsedDocument, chunks: Sequence[Chunk]) -> List[Chunk]:
     return out
 
 
-__all__ = ["Regions", "locate"]
+def check_page_boundaries(value: Any, owner: str = "strategy") -> str:
+    """``value`` if it is one of :data:`PAGE_BOUNDARIES`.
+
+    Raises:
+        ConfigError: it is not.
+    """
+    if value not in PAGE_BOUNDARIES:
+        raise ConfigError(f"{owner}.page_boundaries={value!r} must be one of {', '.join(PAGE_BOUNDARIES)}",
+                          field="page_boundaries")
+    return value
+
+
+def split_at_pages(doc: ParsedDocument) -> ParsedDocument:
+    """``doc`` with every section cut where its lines turn to a new page, so that no chunk
+    spans a page turn (``page_boundaries="hard"``). Each piece keeps its section's heading,
+    kind and metadata and gets its own ``page``. A document without geometry is returned as
+    it is: its sections are all there is to know of its pages."""
+    if not doc.boxes:
+        return doc
+    regions = Regions(doc.boxes)
+    sections: List[Section] = []
+    changed = False
+    for section in doc.sections:
+        touched = regions.touched(section.start, section.end)
+        cuts = [b.start for a, b in zip(touched, touched[1:]) if b.page != a.page and section.start < b.start]
+        if not cuts:
+            sections.append(section)
+            continue
+        changed = True
+        bounds = [section.start, *cuts, section.end]
+        pages = [touched[0].page] + [b.page for a, b in zip(touched, touched[1:])
+                                     if b.page != a.page and section.start < b.start]
+        for (start, end), page in zip(zip(bounds, bounds[1:]), pages):
+            end = start + len(doc.text[start:end].rstrip())
+            if end > start:
+                sections.append(dataclasses.replace(section, start=start, end=end, page=page))
+    return dataclasses.replace(doc, sections=tuple(sections)) if changed else doc
+
+
+__all__ = ["PAGE_BOUNDARIES", "Regions", "check_page_boundaries", "locate", "split_at_pages"]

@@ -5,13 +5,16 @@ that text in its language was commonly saved in, and must decode to exactly the 
 """
 import codecs
 import random
+import sysconfig
+from pathlib import Path
 
 import pytest
 
 from beam_chunking.errors import DecodeError
 from beam_chunking.parsers import parse
 from beam_chunking.parsers.decode import (LEGACY_ENCODINGS, MULTI_BYTE_ENCODINGS, RARE_ENCODINGS, decode,
-                                          decode_text, detect_encoding)
+                                          decode_text, detect, detect_encoding)
+from beam_chunking.parsers.legacy import MAKE_UP_SEQUENCE
 from beam_chunking.types import Document
 
 PARAGRAPHS = {
@@ -265,3 +268,118 @@ def test_text_parsers_record_the_encoding(name, content_type):
     utf8 = parse(Document("d", name, text.encode("utf-8"), content_type))
     assert (utf8.metadata["encoding"], utf8.metadata["encoding_confidence"]) == ("utf-8", 1.0)
     assert "decode_replacements" not in utf8.metadata
+
+
+# Python's own test data for its CJK codecs: each X.txt has an X-utf8.txt twin.
+CJK_TEST_DATA = Path(sysconfig.get_paths()["stdlib"]) / "test" / "cjkencodings"
+#: The one file too short to tell: 23 bytes of Hong Kong characters that windows-1256 also
+#: reads (as Arabic and Latin letters) and GB18030 and Shift_JIS-2004 too (as rare hanzi).
+CJK_AMBIGUOUS = {"big5hkscs"}
+
+
+@pytest.mark.parametrize("name", ["big5", "big5hkscs", "cp949", "euc_jisx0213", "euc_jp", "euc_kr", "gb18030",
+                                  "gb2312", "gbk", "hz", "iso2022_jp", "iso2022_kr", "johab", "shift_jis",
+                                  "shift_jisx0213"])
+def test_python_cjk_test_files_decode_exactly_or_fail_clearly(name):
+    if not (CJK_TEST_DATA / f"{name}.txt").exists():
+        pytest.skip(f"{CJK_TEST_DATA} is absent (a Python built without its test package)")
+    data = (CJK_TEST_DATA / f"{name}.txt").read_bytes()
+    expected = (CJK_TEST_DATA / f"{name}-utf8.txt").read_bytes().decode("utf-8")
+    if name in CJK_AMBIGUOUS:
+        with pytest.raises(DecodeError) as caught:
+            decode(data, uri=f"{name}.txt")
+        message = str(caught.value)
+        assert "ambiguous" in message and name in message and "decode_errors='replace'" in message
+        assert "\n" not in message
+    else:
+        decoded = decode(data, uri=f"{name}.txt")
+        assert decoded.text == expected
+        assert data.decode(decoded.encoding) == expected
+
+
+def jis_x_0213_paragraph() -> str:
+    # Kanji that JIS X 0213 added (Shift_JIS-2004 F0 41..., EUC-JIS-2004 plane 2): windows-31j
+    # reads F0 41 as a user-defined character, EUC-JP rejects them.
+    return PARAGRAPHS["ja"].replace("図書館", "丂丏丒図書館").replace("文字コード", "文字コード（你）")
+
+
+@pytest.mark.parametrize("text,encoding", [
+    (jis_x_0213_paragraph(), "shift_jis_2004"), (jis_x_0213_paragraph(), "euc_jis_2004"),
+    (PARAGRAPHS["ko"], "johab"),
+    # A syllable outside KS X 1001's 2,350 (똠), which EUC-KR writes as a make-up sequence.
+    (PARAGRAPHS["ko"].replace("오늘은", "똠방각하 오늘은"), "euc_kr"),
+    ("佢哋話今日冇嘢做，我哋去咗飲茶。呢度嘅點心好好食，不過啲人好多，要排好耐隊。你食咗飯未呀？", "big5hkscs"),
+])
+def test_rarer_cjk_encodings_decode_in_the_encoding_that_has_every_character(text, encoding):
+    data = text.encode(encoding)
+    decoded = decode(data)
+    assert decoded.text == text and data.decode(decoded.encoding) == text
+    assert codecs.lookup(decoded.encoding).name == codecs.lookup(encoding).name
+
+
+def test_make_up_sequences_are_composed_not_left_as_filler_jamo():
+    text = PARAGRAPHS["ko"].replace("오늘은", "똠방각하 오늘은")
+    data = text.encode("euc_kr")
+    assert MAKE_UP_SEQUENCE.search(data) and "\u3164" in data.decode("cp949")  # what windows-949 makes of it
+    assert "\u3164" not in decode(data).text
+    # Without one, windows-949 (the superset browsers use) stays the reading of EUC-KR bytes.
+    assert decode(PARAGRAPHS["ko"].encode("euc_kr")).encoding == "cp949"
+
+
+def test_hz_is_decoded_and_ascii_holding_tildes_stays_ascii():
+    text = "This line is ASCII.\n中文信息处理是人工智能的一个重要分支。\nBye.\n"
+    data = text.encode("hz")
+    assert data.isascii() and b"~{" in data
+    assert decode(data) == (text, "hz", 0.9, 0)
+    for ascii_text in (b"x = a~{abcd~}\n", b"cd ~{x}~} and ~/bin\n", b"sed 's/~{/x/'\n", b"~{ unclosed"):
+        assert decode(ascii_text) == (ascii_text.decode(), "utf-8", 1.0, 0)
+
+
+@pytest.mark.parametrize("language,encoding", [
+    ("zh_hans", "gbk"), ("zh_hant", "big5"), ("zh_hant", "big5hkscs"), ("ja", "shift_jis"), ("ja", "euc_jp"),
+    ("ja", "shift_jis_2004"), ("ja", "euc_jis_2004"), ("ko", "euc_kr"), ("ko", "johab"),
+])
+@pytest.mark.parametrize("length", [40, 80, 160])
+def test_cjk_text_is_never_decoded_as_the_wrong_text(language, encoding, length):
+    # Slices of a paragraph: where another encoding reads the bytes as well, the decoder
+    # names the candidates rather than guessing (it guessed wrong on some before).
+    for offset in (0, 37, 90):
+        text = PARAGRAPHS[language][offset:offset + length]
+        try:
+            decoded = decode(text.encode(encoding))
+        except DecodeError as error:
+            assert "ambiguous" in str(error)
+        else:
+            assert decoded.text == text
+
+
+def test_ambiguous_bytes_fail_in_one_line_naming_the_candidates():
+    data = "嘅咗喺".encode("big5hkscs")  # three Cantonese characters: too short to tell
+    with pytest.raises(DecodeError) as caught:
+        decode(data, uri="short.txt")
+    message = str(caught.value)
+    assert message.startswith("short.txt: not UTF-8 (byte offset 0: ") and "\n" not in message
+    assert "ambiguous: it reads as different text in " in message and "big5hkscs" in message
+    assert message.endswith("convert it to UTF-8 from the right one or run with decode_errors='replace' to keep "
+                            "it with U+FFFD replacements")
+    detected = detect(data)
+    assert detected.encoding is None and "big5hkscs" in detected.candidates and detect_encoding(data) is None
+    replaced = decode(data, errors="replace")
+    assert (replaced.encoding, replaced.confidence) == ("utf-8", 0.0) and replaced.replacements > 0
+
+
+def test_gb18030_is_no_candidate_for_bytes_it_reads_as_rare_characters():
+    # GB18030 decodes these Shift-JIS bytes too, all as GBK extension characters.
+    data = PARAGRAPHS["ja"].encode("shift_jis")
+    assert data.decode("gb18030") != PARAGRAPHS["ja"]
+    assert "gb18030" not in detect(data).candidates and decode(data).encoding == "cp932"
+
+
+@pytest.mark.parametrize("encoding", ["utf-32", "utf-32-be", "utf-32-le"])
+def test_utf32_with_a_byte_order_mark(encoding):
+    text = PARAGRAPHS["ja"]
+    data = text.encode(encoding)
+    if not data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        data = (codecs.BOM_UTF32_BE if encoding.endswith("be") else codecs.BOM_UTF32_LE) + data
+    assert decode(data) == (text, "utf-32", 1.0, 0)
+    assert decode_text(data) == (text, 0)

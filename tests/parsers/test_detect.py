@@ -1,14 +1,18 @@
 """Content-type detection: magic bytes, names, conservative sniffing, and types forced by pattern."""
 import base64
 import codecs
+import gzip
 import json
+import random
+import zlib
 from email.message import EmailMessage
+from pathlib import Path
 
 import pytest
 
 from beam_chunking.errors import ConfigError, ParseError
 from beam_chunking.parsers import check_content_types, parse
-from beam_chunking.parsers.detect import SNIFF_BYTES, content_type_pairs, detect_content_type
+from beam_chunking.parsers.detect import SNIFF_BYTES, content_type_pairs, detect_content_type, looks_binary
 from beam_chunking.types import Document
 
 
@@ -184,3 +188,65 @@ def test_check_content_types_keeps_the_order():
     assert check_content_types([("*.b", "text/plain"), ("*.a", "text/markdown")]) == (
         ("*.b", "text/plain"), ("*.a", "text/markdown"))
     assert check_content_types(None) == ()
+
+
+def info_file() -> bytes:
+    """A GNU Info file as makeinfo writes it: \\x1f opens each node, the tag table marks
+    node offsets with DEL, and the index node holds NUL-BS markers."""
+    nodes = [b"\x1f\nFile: tool.info,  Node: Top,  Next: Usage,  Up: (dir)\n\nTool\n****\n\n"
+             + b"This manual is for Tool, a program that does things.\n" * 20]
+    nodes += [b"\x1f\nFile: tool.info,  Node: Usage,  Prev: Top,  Up: Top\n\n1 Usage\n*******\n\n"
+              + b"Run 'tool --help' to see the options.\n" * 30]
+    nodes += [b"\x1f\nFile: tool.info,  Node: Index,  Prev: Usage,  Up: Top\n\nIndex\n*****\n\n"
+              + b"\x00\x08[index\x00\x08]\n* Menu:\n\n* options:   Usage.   (line 6)\n"]
+    table = b"\x1f\nTag Table:\nNode: Top\x7f80\nNode: Usage\x7f1200\nNode: Index\x7f2400\n\x1f\nEnd Tag Table\n"
+    return b"This is tool.info, produced by makeinfo version 7.0 from tool.texi.\n\n" + b"".join(nodes) + table
+
+
+def test_gnu_info_files_are_text():
+    data = info_file()
+    assert looks_binary(data) is False
+    assert detect_content_type("tool.info", data) == "text/plain"
+    # A tag-table-only file (the head of a split manual) is mostly \x1f and DEL separators.
+    table = b"This is big.info.\n\n\x1f\nIndirect:\nbig.info-1: 100\n\x1f\nTag Table:\n(Indirect)\n" + b"".join(
+        b"Node: Section %d\x7f%d\n" % (k, 100 * k) for k in range(300)) + b"\x1f\nEnd Tag Table\n"
+    assert looks_binary(table) is False
+    # The same DEL bytes without the Info structure are binary.
+    assert looks_binary(table.replace(b"\x1f", b"")) is True
+
+
+def test_installed_info_manuals_are_text():
+    manuals = sorted(Path("/usr/share/info").glob("*.info*.gz"))
+    if not manuals:
+        pytest.skip("no GNU Info manuals installed in /usr/share/info")
+    for path in manuals:
+        assert not looks_binary(gzip.decompress(path.read_bytes())), path
+
+
+@pytest.mark.parametrize("name,data,binary", [
+    ("few NUL bytes in a UTF-8 log", "ünïcode log line\n".encode() * 60 + b"\x00\x00\x00" + b"tail\n", False),
+    ("terminal colours", b"\x1b[1;32mPASS\x1b[0m test_x\n" * 50, False),
+    ("nroff bold (backspaces) and a form feed", b"N\bNA\bAM\bME\bE\n\tls\n\f" * 20, False),
+    ("DOS end-of-file mark", "Grüße aus Köln.\r\n".encode("cp1252") * 5 + b"\x1a", False),
+    ("legacy text with one stray control byte", "café crème\n".encode("latin-1") * 3 + b"\x02", False),
+    ("NUL bytes in text that is not UTF-8", "café\n".encode("cp1252") * 100 + b"\x00\x00", True),
+    ("UTF-16 without a byte-order mark", "plain English text\n".encode("utf-16-le") * 10, True),
+    ("a NUL-padded tar header", b"notes.txt" + b"\x00" * 91 + b"0000644\x00" + b"\x00" * 404, True),
+    ("compressed bytes", zlib.compress(random.Random(3).randbytes(6000)), True),
+    ("random bytes without NUL", random.Random(4).randbytes(4096).replace(b"\x00", b"\x01"), True),
+    ("two control bytes in a short file", b'{"a": 1}\x00\x00', True),
+])
+def test_text_or_binary_by_the_share_of_control_bytes(name, data, binary):
+    assert looks_binary(data) is binary, name
+    assert (detect_content_type("file.txt", data) == "application/octet-stream") is binary, name
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32", "utf-32-be"])
+def test_utf16_and_utf32_with_byte_order_marks_are_text(encoding):
+    text = "<!DOCTYPE html><html><body>é 日本</body></html>"
+    data = text.encode(encoding)
+    bom = {"utf-16-be": codecs.BOM_UTF16_BE, "utf-32-be": codecs.BOM_UTF32_BE}.get(encoding, b"")
+    data = bom + data
+    assert looks_binary(data) is False
+    assert detect_content_type("page", data) == "text/html"
+    assert parse(Document("d", "page.txt", data, "text/plain")).text == text

@@ -262,7 +262,8 @@ PAGES = [
     f"<p>{PROSE}</p>{html_table('plain', CHROME_PLAIN)}<p>{PROSE}</p>",
     f"{html_table('ruled', CHROME_PLAIN)}<p>{PROSE}</p>{html_table('plain', [HEADER] + PEOPLE)}",
     # 4-7: layouts that are not tables
-    f"<div style='column-count:2; column-gap:24pt; text-align:justify'>{'<p>' + PROSE * 3 + '</p>' * 1}" * 4 + "</div>",
+    "<div style='column-count:2; column-gap:24pt; text-align:justify'>" + f"<p>{PROSE * 3}</p>" * 6 + "</div>"
+    "<div style='column-count:4; column-gap:14pt; font-size:9pt'>" + f"<p>{PROSE * 3}</p>" * 4 + "</div>",
     "<ul>" + "".join(f"<li>{PROSE[:60 + 7 * k]}</li>" for k in range(6)) + "</ul>"
     + "<ol>" + "".join(f"<li>{PROSE[:50 + 9 * k]}</li>" for k in range(5)) + "</ol>",
     "<pre>def total(items):\n    s = 0          # running sum\n    for x in items:  # every item\n"

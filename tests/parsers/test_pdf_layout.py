@@ -1,0 +1,157 @@
+"""PDF layout: paragraphs, columns, page turns, headings and boxes, on typeset PDFs."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from beam_chunking.parsers.pdf import parse_pdf
+from beam_chunking.strategies import RecursiveChunker, SentenceChunker
+from beam_chunking.strategies.base import document_outcome
+from tests.parsers.fixtures import check_sections, document
+from tests.parsers.typeset import LAYOUTS, article, chromium_pdf
+
+WORDS = ("river stone garden window lantern harbour meadow valley engine signal archive"
+         " pattern shelter orchard compass ribbon canyon mirror saddle thunder beacon"
+         " quarry falcon timber glacier velvet marble copper willow harvest").split()
+
+
+def sentence(rng: random.Random) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(6, 16))]
+    return " ".join(words).capitalize() + "."
+
+
+def paragraphs(count: int, seed: int = 3):
+    rng = random.Random(seed)
+    return [" ".join(sentence(rng) for _ in range(rng.randint(1, 6))) for _ in range(count)]
+
+
+def parse(data: bytes, **kwargs):
+    kwargs.setdefault("ocr", "never")
+    return parse_pdf(document("typeset.pdf", data), **kwargs)
+
+
+def blocks_of(doc):
+    return [" ".join(p.split()) for p in doc.text.split("\n\n")]
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_typeset_paragraphs_come_back_whole_over_page_and_column_turns(layout):
+    paras = paragraphs(40)
+    doc = parse(chromium_pdf(article([("h1", "Field notes")] + [("p", p) for p in paras], layout)))
+    check_sections(doc)
+    assert blocks_of(doc) == ["Field notes", *paras]
+    assert doc.sections[0].heading_path == ("Field notes",)
+    assert doc.metadata["pdf_pages"] > 1
+    pages = {box.page for box in doc.boxes}
+    assert pages == set(range(1, doc.metadata["pdf_pages"] + 1))
+
+
+def test_headings_by_size_without_an_outline_nest_by_size():
+    paras = paragraphs(6, seed=5)
+    blocks = [("h1", "Guide"), ("p", paras[0]), ("h2", "Install"), ("p", paras[1]), ("h3", "From source"),
+              ("p", paras[2]), ("h2", "Use"), ("p", paras[3])]
+    doc = parse(chromium_pdf(article(blocks, "plain")))
+    got = [(s.heading_path, doc.text[s.start:s.end].split("\n\n")[1]) for s in doc.sections]
+    assert got == [(("Guide",), paras[0]), (("Guide", "Install"), paras[1]),
+                   (("Guide", "Install", "From source"), paras[2]), (("Guide", "Use"), paras[3])]
+
+
+def test_a_chunk_flows_over_a_page_turn_unless_page_boundaries_is_hard():
+    doc = parse(chromium_pdf(article([("p", p) for p in paragraphs(60, seed=8)], "justified")))
+    soft = document_outcome(SentenceChunker(max_chunk_size=200), doc).chunks
+    assert any(c.metadata["page_end"] > c.metadata["page"] for c in soft)
+    hard = document_outcome(SentenceChunker(max_chunk_size=200, page_boundaries="hard"), doc).chunks
+    assert all(c.metadata["page_end"] == c.metadata["page"] for c in hard)
+    assert all({b["page"] for b in c.metadata["boxes"]} == {c.metadata["page"]} for c in hard)
+    for chunks in (soft, hard):
+        assert all(c.text == doc.text[c.start:c.end] for c in chunks)
+    words = lambda chunks: {w for c in chunks for w in c.text.split()}
+    assert words(hard) == words(soft) == set(doc.text.split())
+
+
+def test_boxes_cover_each_chunk_on_its_pages():
+    doc = parse(chromium_pdf(article([("p", p) for p in paragraphs(30, seed=11)], "columns")))
+    chunks = document_outcome(RecursiveChunker(max_chunk_size=300, overlap=0), doc).chunks
+    for chunk in chunks:
+        boxes = chunk.metadata["boxes"]
+        assert boxes and chunk.metadata["page"] == min(b["page"] for b in boxes)
+        assert chunk.metadata["page_end"] == max(b["page"] for b in boxes)
+        for b in boxes:
+            assert 0 <= b["x0"] < b["x1"] <= 700 and 0 <= b["y0"] < b["y1"] <= 900
+    # Two columns: some chunk's regions sit in the right half of a page.
+    assert any(b["x0"] > 250 for c in chunks for b in c.metadata["boxes"])
+
+
+def fpdf_doc():
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_auto_page_break(True, margin=20)
+    return pdf
+
+
+def test_hyphenated_line_ends_are_joined_and_compounds_keep_their_hyphen():
+    pdf = fpdf_doc()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    for y, line in enumerate(["The package distri-", "bution is one well-", "Known case of a long", "line."]):
+        pdf.text(20, 20 + 6 * y, line)
+    doc = parse(bytes(pdf.output()))
+    assert doc.text.startswith("The package distribution is one well-Known case of a long")
+
+
+def test_code_keeps_its_lines_and_becomes_a_code_section():
+    pdf = fpdf_doc()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(0, 6, "Run these commands to set it up, one after the other, as root.")
+    pdf.set_font("Courier", size=10)
+    for line in ["$ apt-get update", "$ apt-get install mc"]:
+        pdf.cell(0, 5, line, new_x="LMARGIN", new_y="NEXT")
+    doc = parse(bytes(pdf.output()))
+    assert [(s.kind, doc.text[s.start:s.end]) for s in doc.sections] == [
+        ("text", "Run these commands to set it up, one after the other, as root."),
+        ("code", "$ apt-get update\n$ apt-get install mc")]
+
+
+def test_footnotes_at_a_page_foot_go_after_the_paragraph_they_interrupt():
+    pdf = fpdf_doc()
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    long = " ".join(paragraphs(3, seed=2))
+    lines = pdf.multi_cell(170, 6, long, dry_run=True, output="LINES")
+    # Ragged lines drawn one by one: each is full (its next word did not fit), as a typesetter
+    # leaves them, and the paragraph runs over the page turn with a footnote between.
+    for k, line in enumerate(lines):
+        if k == 5:
+            pdf.set_font("Helvetica", size=7)
+            pdf.text(20, 280, "1. A note set in small print at the foot of the page.")
+            pdf.add_page()
+            pdf.set_font("Helvetica", size=11)
+        pdf.text(20, 200 + 6 * k if k < 5 else 20 + 6 * k, line)
+    doc = parse(bytes(pdf.output()))
+    assert blocks_of(doc) == [long, "1. A note set in small print at the foot of the page."]
+
+
+def test_bookmarks_match_the_page_text_tolerantly_and_never_misfile_a_body():
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    marks = [("Getting_started", "1 Getting started", "First body."), ("Equal axes!", "2.1 EQUAL AXES", "Second body."),
+             ("Not shown anywhere", None, "Third body, under a bookmark the page does not show.")]
+    for mark, shown, body in marks:
+        pdf.add_page()
+        pdf.start_section(mark)
+        if shown:
+            pdf.set_font("Helvetica", "B", 16)
+            pdf.cell(0, 10, shown, new_x="LMARGIN", new_y="NEXT")
+            pdf.set_font("Helvetica", size=11)
+        pdf.multi_cell(0, 6, body)
+    doc = parse(bytes(pdf.output()))
+    got = [(s.heading_path, doc.text[s.start:s.end]) for s in doc.sections]
+    assert got == [(("Getting_started",), "1 Getting started\n\nFirst body."),
+                   (("Equal axes!",), "2.1 EQUAL AXES\n\nSecond body."),
+                   (("Not shown anywhere",), "Third body, under a bookmark the page does not show.")]
