@@ -37,6 +37,8 @@ PARSERS = [
     "python-pptx>=0.6.23",
     "openpyxl>=3.1",
     "defusedxml>=0.7",
+    "lxml>=4.9",  # ODT/ODS/ODP content.xml: 10x defusedxml's speed, 100x odfpy's (already a python-docx dependency)
+    "striprtf>=0.0.35",  # RTF: small pure-Python reader (code pages, \uN escapes); 0.0.35 is the version tested
 ]
 
 # Real parsers for the code chunker (Python uses the standard library's ast without them).

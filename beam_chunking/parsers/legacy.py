@@ -73,6 +73,12 @@ MESSY_MIN_CHARACTERS = 16
 MESSY_CONFIDENCE = 0.5
 #: How many bytes from the start those readings are judged on again (in pure Python).
 MESSY_SAMPLE = 64 * 1024
+#: Most share of a Shift-JIS reading's half-width katakana that may be glued to an ASCII letter
+#: or sign after it. Big5 and GBK lead bytes 0xA1-0xDF are Shift-JIS's one-byte half-width
+#: kana, and their trail bytes 0x40-0x7E ASCII, so Big5 read as Shift-JIS shows "ｳrｸｹ｡B･y"
+#: (charset-normalizer finds no mojibake in it); half-width katakana text ("ﾃｽﾄ,100") is
+#: followed by more kana, digits, spaces and punctuation.
+GLUED_KANA_SHARE = 0.25
 # charset-normalizer's default most mojibake for a reading to be text.
 _THRESHOLD = 0.2
 # What keeps CJK readings among the candidates (see detect): two bytes of 0x80 and
@@ -96,8 +102,8 @@ _MERGED_BELOW = 10_000_000
 
 def detect_encoding(data: bytes) -> Optional[Tuple[str, float]]:
     """The legacy encoding of ``data`` and its confidence (see
-    :class:`~beam_chunking.parsers.decode.Decoded`), or ``None``
-    when no encoding reads it as text or several read it as different text (see :func:`detect`)."""
+    :class:`~beam_chunking.parsers.decode.Decoded`), or ``None`` when no encoding reads it as
+    text or several read it as different text (see :func:`detect`)."""
     detected = detect(data)
     return None if detected.encoding is None else (detected.encoding, detected.confidence)
 
@@ -125,8 +131,9 @@ def detect(data: bytes) -> Detection:
        encodings that decode every byte, less implausible readings: none when the non-ASCII
        bytes all stand alone (accented letters in Latin text); GB18030 only when
        :data:`GB2312_SHARE` of its characters are common ones; EUC-KR in place of windows-949
-       where a :data:`MAKE_UP_SEQUENCE` is; none that reads characters of the Private Use
-       Area where another reads none.
+       where a :data:`MAKE_UP_SEQUENCE` is; Shift-JIS not where its half-width katakana
+       are glued to ASCII letters (:data:`GLUED_KANA_SHARE`); none that reads characters of
+       the Private Use Area where another reads none.
     2. charset-normalizer scores them; of the readings within :data:`CHAOS_MARGIN` of the least
        mojibake and :data:`COHERENCE_MARGIN` of the best language fit, the encoding listed
        first wins. :data:`RARE_ENCODINGS` are candidates only where no other multi-byte
@@ -187,6 +194,9 @@ def detect(data: bytes) -> Detection:
 
 
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
+_SHIFT_JIS = frozenset({"cp932", "shift_jis_2004"})
+_HALF_WIDTH_KANA = re.compile("[\uff61-\uff9f]")
+_GLUED_KANA = re.compile("[\uff61-\uff9f][A-Za-z@\\[\\]^_`{|}~]")
 # Every encoding detect considers, the most used first (EUC-KR stands in for windows-949).
 _KOREAN = LEGACY_ENCODINGS.index("cp949") + 1
 _RANKED: Tuple[str, ...] = (*LEGACY_ENCODINGS[:_KOREAN], "euc_kr", *LEGACY_ENCODINGS[_KOREAN:], *RARE_ENCODINGS)
@@ -204,7 +214,8 @@ def _multi_byte(data: bytes) -> List[str]:
             text = data.decode(encoding)
         except UnicodeDecodeError:
             continue
-        if encoding != "gb18030" or _gb2312_share(text) >= GB2312_SHARE:
+        if (encoding != "gb18030" or _gb2312_share(text) >= GB2312_SHARE) and not (
+                encoding in _SHIFT_JIS and _glued_kana(text)):
             found.append(encoding)
             if _PRIVATE_USE.search(text):
                 private.add(encoding)
@@ -212,6 +223,13 @@ def _multi_byte(data: bytes) -> List[str]:
     # are where another encoding's characters fall when read in the wrong one: Shift_JIS-2004's
     # 丂 (F0 41) is windows-31j's U+E001.
     return [e for e in found if e not in private] or found
+
+
+def _glued_kana(text: str) -> bool:
+    """Whether a Shift-JIS reading shows :data:`GLUED_KANA_SHARE` of its half-width katakana
+    glued to an ASCII letter or sign after it."""
+    kana = len(_HALF_WIDTH_KANA.findall(text))
+    return kana > 0 and len(_GLUED_KANA.findall(text)) > GLUED_KANA_SHARE * kana
 
 
 def _gb2312_share(text: str) -> float:
@@ -227,18 +245,28 @@ def _messy(data: bytes, multi: List[str], valid: List[str]) -> Detection:
     ``multi`` are the multi-byte candidates, ``valid`` them and the rare ones that decode."""
     from charset_normalizer.md import mess_ratio
 
+    texts = {e: _digest(data, e) for e in valid}  # each decodes every byte (see _multi_byte)
+    same = {text: e for e, text in reversed(texts.items())}  # the most used encoding of each text
+    valid = [e for e in valid if same[texts[e]] == e]
+    multi = [e for e in multi if e in valid] or valid
     chaos = {e: mess_ratio(data[:MESSY_SAMPLE].decode(e, errors="ignore"), 1.0) for e in valid}
     clean = sorted(valid, key=chaos.get)
     best = min(multi, key=chaos.get, default=None)
     if best is not None and chaos[best] <= _THRESHOLD and all(chaos[e] > chaos[best] + CHAOS_MARGIN
-                                                              for e in multi if e != best):
+                                                              for e in valid if e != best):
         return Detection(codecs.lookup(best).name, round(1.0 - chaos[best], 3))
     strict = [e for e in valid if e != "gb18030"]  # GB18030 decodes nearly any such bytes
     if len(strict) > 1 or (strict and chaos[strict[0]] <= _THRESHOLD):
         return _ambiguous(clean)
-    if strict and len(data) - len(data.decode(strict[0])) >= MESSY_MIN_CHARACTERS:
+    if strict and len(data) - texts[strict[0]][1] >= MESSY_MIN_CHARACTERS:
         return Detection(codecs.lookup(strict[0]).name, MESSY_CONFIDENCE)
     return _ambiguous(clean) if len(clean) > 1 else Detection(None)
+
+
+def _digest(data: bytes, encoding: str) -> Tuple[bytes, int]:
+    """``(SHA-256 of the text, its length)``: a large file's texts are not all kept at once."""
+    text = data.decode(encoding)
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).digest(), len(text)
 
 
 def _ambiguous(encodings: List[str]) -> Detection:

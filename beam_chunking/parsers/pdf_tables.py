@@ -39,6 +39,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+from beam_chunking.parsers._optional import require
+
 #: Rule positions closer than this (points) are the same grid line.
 SNAP = 2.0
 #: A rule thinner than this (points) is a line; anything thicker is a filled area.
@@ -131,9 +133,35 @@ _IDENTITY: _Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 
 
 def _raw():
-    from beam_chunking.parsers._optional import require
-
     return require("pypdfium2.raw", "pypdfium2")
+
+
+class _Fast:
+    """The few PDFium calls made once per object or text run, re-declared with plain
+    pointer arguments: pypdfium2's typed wrappers cost about twice as much per call, and a
+    page printed by Chromium holds one text object per word (2,000 and more)."""
+
+    def __init__(self, raw):
+        v, i = ctypes.c_void_p, ctypes.c_int
+
+        def proto(fn, res, *args):
+            return ctypes.CFUNCTYPE(res, *args)(ctypes.cast(fn, v).value)
+
+        self.get_object = proto(raw.FPDFPage_GetObject, v, v, i)
+        self.get_type = proto(raw.FPDFPageObj_GetType, i, v)
+        self.get_bounds = proto(raw.FPDFPageObj_GetBounds, i, v, v, v, v, v)
+        self.get_rect = proto(raw.FPDFText_GetRect, i, v, i, v, v, v, v)
+        self.handle = lambda obj: ctypes.cast(obj, v).value
+        self.typed = lambda handle: ctypes.cast(handle, raw.FPDF_PAGEOBJECT)
+
+
+_FAST: List[_Fast] = []  # built on first use, one per process
+
+
+def _fast(raw) -> _Fast:
+    if not _FAST:
+        _FAST.append(_Fast(raw))
+    return _FAST[0]
 
 
 def _apply(m: _Matrix, x: float, y: float) -> Tuple[float, float]:
@@ -218,7 +246,25 @@ def _rules(raw, page, left: float, top: float) -> Tuple[List[Rule], List[Rule]]:
                 walk(obj, raw.FPDFFormObj_CountObjects(obj), raw.FPDFFormObj_GetObject,
                      _compose(_matrix(raw, obj), outer), depth + 1)
 
-    walk(page, raw.FPDFPage_CountObjects(page), raw.FPDFPage_GetObject, _IDENTITY, 0)
+    # The page's own objects, walked with the cheap calls; paths and forms are handed to the
+    # typed ones above.
+    fast = _fast(raw)
+    handle = fast.handle(page)
+    get_object, get_kind, bounds = fast.get_object, fast.get_type, fast.get_bounds
+    addresses = [ctypes.addressof(v) for v in box]
+    for k in range(raw.FPDFPage_CountObjects(page)):
+        obj = get_object(handle, k)
+        kind = get_kind(obj)
+        if kind == path_kind:
+            bounds(obj, *addresses)
+            x0, y0, x1, y1 = box[0].value, box[1].value, box[2].value, box[3].value
+            if x1 - x0 <= MAX_RULE_WIDTH or y1 - y0 <= MAX_RULE_WIDTH:
+                add(x0, y0, x1, y1)
+            else:
+                edges(fast.typed(obj), _IDENTITY)
+        elif kind == form_kind:
+            typed = fast.typed(obj)
+            walk(typed, raw.FPDFFormObj_CountObjects(typed), raw.FPDFFormObj_GetObject, _matrix(raw, typed), 1)
     return _merge(hs), _merge(vs)
 
 
@@ -377,21 +423,40 @@ Line = Tuple[float, float, List[Run]]  # top, bottom, runs left to right
 
 def _text_runs(raw, textpage, left: float, top: float, width: float, height: float,
                skip: Sequence[Tuple[float, ...]]) -> List[Run]:
-    tp = textpage.raw
-    values = [ctypes.c_double() for _ in range(4)]
-    refs = [ctypes.byref(v) for v in values]
-    runs = []
-    get = raw.FPDFText_GetRect
-    for k in range(raw.FPDFText_CountRects(tp, 0, -1)):
-        get(tp, k, *refs)
-        l, t, r, b = values[0].value, values[1].value, values[2].value, values[3].value
-        if r - l > 0.1 and t - b > 0.1:
-            runs.append((l - left, top - t, r - left, top - b))
-    runs = [r for r in runs if r[3] > 0 and r[1] < height and r[2] > 0 and r[0] < width]
-    if skip:  # text inside a ruled table is taken already
-        runs = [r for r in runs if not any(s[0] <= (r[0] + r[2]) / 2 <= s[2] and s[1] <= (r[1] + r[3]) / 2 <= s[3]
-                                           for s in skip)]
-    return runs
+    """PDFium's text runs on the page, outside ``skip`` boxes; ``[]`` at once when no line
+    has a gap an em wide (a page of prose), the common case, decided with numpy."""
+    np = require("numpy", "numpy")
+    fast = _fast(raw)
+    handle = fast.handle(textpage.raw)
+    count = raw.FPDFText_CountRects(textpage.raw, 0, -1)
+    if count < 6:
+        return []
+    rects = np.empty((count, 4))  # left, top, right, bottom in page space
+    base = rects.ctypes.data
+    get_rect = fast.get_rect
+    for k in range(count):
+        at = base + 32 * k
+        get_rect(handle, k, at, at + 8, at + 16, at + 24)
+    x0, y0, x1, y1 = rects[:, 0] - left, top - rects[:, 1], rects[:, 2] - left, top - rects[:, 3]
+    keep = (x1 - x0 > 0.1) & (y1 - y0 > 0.1) & (y1 > 0) & (y0 < height) & (x1 > 0) & (x0 < width)
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    for s0, t0, s1, t1 in skip:  # text inside a ruled table is taken already
+        keep &= ~((cx >= s0) & (cx <= s1) & (cy >= t0) & (cy <= t1))
+    x0, y0, x1, y1, cy = x0[keep], y0[keep], x1[keep], y1[keep], cy[keep]
+    if len(x0) < 6:
+        return []
+    # Rough lines (centres a third of a line apart), then the gaps inside each.
+    # A run's own height can be an x-height ("a", "on"); a line's is about an em.
+    order = np.argsort(cy, kind="stable")
+    line = np.concatenate(([0], np.cumsum(np.diff(cy[order]) > 0.35 * np.median(y1 - y0))))
+    starts = np.flatnonzero(np.concatenate(([True], line[1:] != line[:-1])))
+    em = (np.maximum.reduceat(y1[order], starts) - np.minimum.reduceat(y0[order], starts))[line]
+    by_x = np.lexsort((x0[order], line))
+    idx, line, em = order[by_x], line[by_x], em[by_x]
+    gap = x0[idx][1:] - x1[idx][:-1]
+    if not np.any((line[1:] == line[:-1]) & (gap >= np.maximum(0.9 * em[1:], 4.0))):
+        return []
+    return list(zip(x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist()))
 
 
 def _lines(runs: List[Run]) -> List[Line]:
@@ -503,8 +568,13 @@ def _looks_tabular(cells: List[List[str]]) -> bool:
     """Whether a whitespace-aligned block reads as a table rather than a list or prose."""
     nrows = len(cells)
     cols = list(zip(*cells))
-    if sum(all(row) for row in cells) * 2 < nrows or any(sum(map(bool, col)) * 2 < nrows for col in cols):
+    if sum(all(row) for row in cells) * 2 < nrows:
         return False  # cells missing in too many rows: labels and hanging paragraphs
+    for left_col, right_col in zip(cols, cols[1:]):
+        # A gutter shows only where text stands on both sides of it, in 3 rows at least (a
+        # wide justified space on two lines of prose is no gutter).
+        if sum(bool(a and b) for a, b in zip(left_col, right_col)) < max(3, nrows / 2):
+            return False
     texts = [c for row in cells for c in row if c]
     first = [c for c in cols[0] if c]
     if any(_LEADERS.search(c) for c in texts):
