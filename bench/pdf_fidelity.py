@@ -1,36 +1,41 @@
 """PDF fidelity: texts with known paragraphs typeset by Chromium, parsed, chunked, aligned back.
 
     python bench/pdf_fidelity.py --baseline-tree /tmp/pdf-baseline --out bench/out/pdf_fidelity.md
-    python bench/pdf_fidelity.py --limit 2 --layouts justified,two-column --no-peers   # about a minute
+    python bench/pdf_fidelity.py --baseline-tree /tmp/pdf-baseline --limit 4 --no-peers --rounds 2   # ~1 min
 
 The texts: ``../shared/retrieval-dev`` (the State of the Union speech, and each article of
 ``wikitexts.md`` as a text of its own, with the questions' reference excerpts) and the chapters
-of ``../shared/realdocs/debian-reference`` (headings, paragraphs and ``<pre>`` blocks taken from
-the HTML; no excerpts), taken round-robin for ``--limit``. Each is typeset by
-``bench/typeset.py`` in three layouts (justified and hyphenated with a running header and
-footer, two columns, plain; cached under ``bench/out/pdf``), parsed, chunked, and every parsed
-word aligned to the source's words (``\\w+``, NFKC, lower case; a word broken at a line-end
-hyphen is joined when the joined word is a source word, and counted as a hyphen split left).
-The alignment is difflib's matching blocks over the word sequences (in order); parsed words
+of ``../shared/realdocs/debian-reference`` (headings, paragraphs, list paragraphs and ``<pre>``
+blocks taken from the HTML; no excerpts), taken alternately for ``--limit``. Each is typeset by
+``bench/typeset.py`` in three layouts (``justified``: hyphenated, with a running header and a
+page-number footer; ``two-column``; ``plain``), cached under ``bench/out/pdf``, parsed, chunked,
+and every parsed word aligned to the source's words (``\w+``, NFKC, lower case; a word broken
+at a line-end hyphen is joined when the joined word is a source word, and counted). The
+alignment is difflib's matching blocks over the two word sequences (in order); parsed words
 left over are matched again against the source words left over, and runs of 3 or more found
 there are *moved* (read out of order), the rest *junk* (headers, page numbers, garbage).
 
-Per layout and chunker:
+Columns, per layout, parser and chunker (sums over the texts):
 
-- **breaks**: source paragraph boundaries (between blocks: headings, paragraphs, ``<pre>``) with
-  a blank line in the parsed text between the words aligned to either side; **spurious**: blank
-  lines between two aligned words of the same block;
-- **in order** / **moved** / **junk**: source words recovered in order, source words found only
-  out of order, parsed words that are neither (share of parsed words);
-- **mid-sentence**: chunks whose new text (from the previous chunk's end on, so overlap is left
-  out) starts inside a word, or at an aligned source word that does not begin a block or a
-  sentence (a sentence begins after ``.``, ``!``, ``?`` plus closing quotes and a space, or
-  after a line break inside ``<pre>``);
-- **excerpts whole**: reference excerpts whose source words all fall within the aligned source
-  range of one chunk, for the PDF and for the source text chunked directly with the same chunker;
-- **pages/s**: parse time of all the layout's PDFs, best of ``--rounds``, this tree and the
-  baseline tree alternating (each in a process of its own, ``parse_in_process``, after a
-  warm-up); LangChain's loader best of ``--rounds`` in this process, Unstructured one pass.
+- **breaks recovered**: source paragraph boundaries (between blocks: headings, paragraphs,
+  ``<pre>``) with a blank line in the parsed text between the words aligned to either side;
+- **spurious breaks**: gaps between two aligned words of one block (consecutive among the
+  aligned words) holding a blank line that the source does not have there;
+- **words in order** / **moved**: shares of the source words; **junk**: share of the parsed words;
+- **hyphen splits left**: words the parser left broken at a line-end hyphen;
+- **new text starts mid-sentence**: chunks whose new text (from the previous chunk's end on, so
+  overlap is left out) starts inside a word, or at an aligned source word that does not begin
+  a block or a sentence (a sentence begins after ``.``, ``!``, ``?`` plus closing quotes and
+  whitespace, or on a new line of a ``<pre>``); chunks without an aligned word are not counted;
+- **excerpts whole**: reference excerpts whose source words all lie within the aligned source
+  range of one chunk; *PDF* for the parsed PDF, *unrendered* for the source text chunked
+  directly with the same chunker (the same for every layout);
+- **pages per CPU s**: the layout's pages over the sum of each PDF's best parse time of
+  ``--rounds`` in CPU seconds of the parsing process (other programs on a shared machine
+  disturb that far less than wall time), this tree and the baseline tree taking turns file by
+  file, each in a process of its own (``parse_in_process``, after a warm-up); **this /
+  baseline** is the ratio of the two speeds with the range of the per-round ratios.
+  LangChain's loader: best of ``--rounds`` in this process; Unstructured: one pass.
 
 Chunkers: our ``recursive`` (the default strategy, 512/50 characters), ``sentence`` and
 ``structural`` (512 cl100k tokens) at their defaults; LangChain ``PyPDFium2Loader`` pages split
@@ -337,12 +342,12 @@ for p, d in docs.items():
     except Exception as e:
         out[p] = {"error": f"{type(e).__name__}: {e}"}
 print(json.dumps(out), flush=True)
-for line in sys.stdin:
+for line in sys.stdin:  # CPU seconds of this process: other programs on a shared machine count less
     group = json.loads(line)
-    started = time.perf_counter()
+    started = time.process_time()
     for p in group:
         parse_in_process(docs[p])
-    print(time.perf_counter() - started, flush=True)
+    print(time.process_time() - started, flush=True)
 """
 
 
@@ -380,6 +385,20 @@ class TreeWorker:
         self.proc.wait()
 
 
+def parse_times(trees: Dict[str, TreeWorker], pdfs: Dict[str, Dict[str, str]], rounds: int
+                ) -> Dict[Tuple[str, str], List[float]]:
+    """Seconds per ``(tree label, PDF)`` and round. The trees take turns file by file (who goes
+    first alternating by round), so that a slow spell of a shared machine hits both alike."""
+    out: Dict[Tuple[str, str], List[float]] = defaultdict(list)
+    for r in range(rounds):
+        order = list(trees.items()) if r % 2 == 0 else list(trees.items())[::-1]
+        for paths in pdfs.values():
+            for path in paths.values():
+                for label, w in order:
+                    out[(label, path)].append(w.time([path]))
+    return out
+
+
 # -- peers -------------------------------------------------------------------------------------
 def langchain_run(path: str, rounds: int) -> Tuple[str, List[str], float]:
     """LangChain: PyPDFium2Loader's pages (its default mode), split by
@@ -392,9 +411,9 @@ def langchain_run(path: str, rounds: int) -> Tuple[str, List[str], float]:
 
     best = float("inf")
     for _ in range(max(rounds, 1)):
-        started = time.perf_counter()
+        started = time.process_time()
         pages = PyPDFium2Loader(path).load()
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.process_time() - started)
     splitter = RecursiveCharacterTextSplitter(chunk_size=512, chunk_overlap=50)
     return ("\n".join(p.page_content for p in pages), [c.page_content for c in splitter.split_documents(pages)],
             best)
@@ -430,10 +449,10 @@ from unstructured.partition.pdf import partition_pdf
 from unstructured.chunking.title import chunk_by_title
 out = {}
 for p in json.loads(sys.stdin.read()):
-    t = time.perf_counter()
+    t = time.process_time()
     try:
         els = partition_pdf(filename=p, strategy="fast")
-        secs = time.perf_counter() - t
+        secs = time.process_time() - t
         if not els:  # 0.27 downloads a spaCy model at run time and, offline, skips the text silently
             raise RuntimeError("partition_pdf returned no elements (offline? it downloads en_core_web_sm)")
         chunks = chunk_by_title(els, max_characters=512, overlap=50)
@@ -515,16 +534,15 @@ def pct(num: float, den: float) -> str:
     return f"{100.0 * num / den:.1f}%" if den else "-"
 
 
-COLUMNS = ("parser", "chunker", "pages/s", "this / baseline", "breaks recovered", "spurious breaks", "words in order",
-           "moved", "junk", "hyphen splits left", "chunks", "new text starts mid-sentence", "excerpts whole: PDF",
-           "excerpts whole: unrendered")
+COLUMNS = ("parser", "chunker", "pages per CPU s", "this / baseline", "breaks recovered", "spurious breaks",
+           "words in order", "moved", "junk", "hyphen splits left", "chunks", "new text starts mid-sentence",
+           "excerpts whole: PDF", "excerpts whole: unrendered")
 
 
-def table(layout: str, pages: int, rows: Dict[Tuple[str, str], dict], speed: Dict[str, float]) -> str:
-    """The Markdown table of one layout."""
+def table(layout: str, pages: int, rows: Dict[Tuple[str, str], dict], speed: Dict[str, float], ratio: str) -> str:
+    """The Markdown table of one layout (``ratio``: this tree's speed over the baseline's, as text)."""
     out = [f"#### {layout} ({pages} pages)\n", "| " + " | ".join(COLUMNS) + " |",
            "|---|---|" + "---:|" * (len(COLUMNS) - 2)]
-    ratio = (f"{speed['this tree'] / speed['baseline']:.2f}x" if speed.get("baseline") else "-")
     same = [k for k in rows if k[0] == "baseline" and rows[k] == rows.get(("this tree", k[1]))]
     for (parser, chunker), r in rows.items():
         if (parser, chunker) in same:
@@ -542,8 +560,9 @@ def table(layout: str, pages: int, rows: Dict[Tuple[str, str], dict], speed: Dic
             f"{r['chunks']:.0f}", pct(r["mid"], r["starts_counted"]), pct(r["whole_pdf"], r["excerpts"]),
             pct(r["whole_direct"], r["excerpts"]) if "whole_direct" in r else "-"]) + " |")
     if same:
-        out.append(f"\nThe baseline tree's parse gives the same counts as this tree's for {', '.join(k[1] for k in same)}"
-                   f" (only its speed is shown: {speed['baseline']:.0f} pages/s).")
+        out.append(f"\nThe baseline tree's parse gives the same counts as this tree's for "
+                   f"{', '.join(k[1] for k in same)}: its rows are left out (its speed: "
+                   f"{speed['baseline']:.0f} pages per CPU second).")
     return "\n".join(out) + "\n"
 
 
@@ -553,7 +572,7 @@ def main() -> int:
     ap.add_argument("--strategies", default=",".join(STRATEGIES), help="our strategies, by registry name")
     ap.add_argument("--limit", type=int, default=0, help="the first N texts only (round-robin of the sources)")
     ap.add_argument("--baseline-tree", type=Path, help="a checkout to compare against (git worktree add ...)")
-    ap.add_argument("--rounds", type=int, default=3, help="timed passes per tree and layout (best counts)")
+    ap.add_argument("--rounds", type=int, default=5, help="timed parses per tree and PDF (the best counts)")
     ap.add_argument("--no-peers", action="store_true", help="our parser only (the quick loop)")
     ap.add_argument("--unstructured-python", help="a Python with unstructured[pdf] installed")
     ap.add_argument("--out", type=Path, help="also write the tables to this file")
@@ -576,12 +595,7 @@ def main() -> int:
     trees = {"this tree": TreeWorker(ROOT, all_paths)}
     if args.baseline_tree:
         trees["baseline"] = TreeWorker(args.baseline_tree.resolve(), all_paths)
-    best: Dict[Tuple[str, str], float] = {}
-    for _ in range(args.rounds):  # the trees alternate, so that a slow spell of the machine hits both
-        for lay in layouts:
-            for label, w in trees.items():
-                secs = w.time(list(pdfs[lay].values()))
-                best[(label, lay)] = min(best.get((label, lay), secs), secs)
+    times = parse_times(trees, pdfs, args.rounds)
     unstructured = None
     if args.unstructured_python and not args.no_peers:
         try:
@@ -600,8 +614,15 @@ def main() -> int:
         if not args.no_peers:
             peer_rows(pdfs[lay], texts, unstructured, rows, args.rounds)
         pages = sum(page_count(p) for p in pdfs[lay].values())
-        speed = {label: pages / best[(label, lay)] for label in trees}
-        parts.append(table(lay, pages, rows, speed))
+        best = {label: sum(min(times[(label, p)]) for p in pdfs[lay].values()) for label in trees}
+        speed = {label: pages / secs for label, secs in best.items()}
+        ratio = "-"
+        if "baseline" in trees:
+            per_round = sorted(sum(times[("baseline", p)][r] for p in pdfs[lay].values())
+                               / sum(times[("this tree", p)][r] for p in pdfs[lay].values())
+                               for r in range(args.rounds))
+            ratio = f"{best['baseline'] / best['this tree']:.2f}x [{per_round[0]:.2f}-{per_round[-1]:.2f}]"
+        parts.append(table(lay, pages, rows, speed, ratio))
         print(parts[-1], flush=True)
     for w in trees.values():
         w.close()

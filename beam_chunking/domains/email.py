@@ -35,7 +35,8 @@ class EmailChunker(Chunker):
         groups: List[Group] = []
         for section in doc.sections:
             part = str(section.metadata.get("part", "body"))
-            unit = Unit(section.start, section.end, tuple(section.heading_path[:1]), section.page, True, part)
+            unit = Unit(section.start, section.end, tuple(section.heading_path[:1]), section.page, True, part,
+                        page_end=section.metadata.get("page_end"))
             if groups and groups[-1].label == part:
                 groups[-1] = Group(groups[-1].path, groups[-1].units + (unit,), part)
             else:

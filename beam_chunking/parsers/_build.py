@@ -50,6 +50,7 @@ class TextBuilder:
         self._sections: List[Dict[str, Any]] = []
         self._dropped: Dict[str, int] = {}
         self._last_start = 0
+        self._boxes: List[TextBox] = []
 
     @property
     def length(self) -> int:
@@ -60,6 +61,18 @@ class TextBuilder:
     def last_start(self) -> int:
         """Where the text last added (by :meth:`add` or :meth:`extend`) starts."""
         return self._last_start
+
+    def add_boxes(self, boxes: Sequence[TextBox], start: int, end: int, shift: int) -> None:
+        """Place another parse's boxes that lie in its text's ``[start, end)`` (an
+        attachment's section), moved by ``shift`` characters, their groups numbered after
+        the ones placed so far."""
+        first_group = self._boxes[-1].group + 1 if self._boxes else 0
+        base = None
+        for box in boxes:
+            if box.start >= start and box.end <= end:
+                base = box.group if base is None else base
+                self._boxes.append(box._replace(start=box.start + shift, end=box.end + shift,
+                                                group=first_group + box.group - base))
 
     def drop(self, label: str, text: str) -> None:
         """Record ``text`` as left out on purpose under ``label``; whitespace is not counted."""
@@ -118,6 +131,11 @@ class TextBuilder:
         self._check()
         return True
 
+    @property
+    def last_section(self) -> Dict[str, Any]:
+        """The fields of the section added last (empty before the first)."""
+        return self._sections[-1] if self._sections else {}
+
     def update_last(self, **fields: Any) -> None:
         """Change fields of the last section (e.g. its element path once it is known)."""
         self._sections[-1].update(fields)
@@ -130,7 +148,7 @@ class TextBuilder:
         meta.update(metadata or {})
         sections = tuple(Section(**s) for s in self._sections)
         return ParsedDocument(doc.id, doc.uri, doc.content_type, "".join(self._parts), sections, meta,
-                              dropped=tuple(self._dropped.items()), boxes=tuple(boxes))
+                              dropped=tuple(self._dropped.items()), boxes=tuple(self._boxes) + tuple(boxes))
 
 
 def markdown_table(rows: Sequence[Sequence[str]], *, header: bool = True, caption: str = "") -> str:

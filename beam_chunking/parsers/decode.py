@@ -180,7 +180,7 @@ def _as_unicode(data: bytes) -> Tuple[Optional[Decoded], Optional[UnicodeDecodeE
         text = body.decode(encoding)
     except UnicodeDecodeError as exc:
         return None, exc
-    seven_bit = decode_iso2022(body) or decode_hz(body) if encoding == "utf-8" and not skipped else None
+    seven_bit = (decode_iso2022(body) or decode_hz(body)) if encoding == "utf-8" and not skipped else None
     return seven_bit or Decoded(text, encoding, 1.0), None
 
 

@@ -38,13 +38,14 @@ from beam_chunking.errors import ParseError
 from beam_chunking.parsers._build import TextBuilder, collapse
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers._zipsafe import _check_ratios
+# EPUB, the content type of an EPUB book, is defined with the other types in detect.
+from beam_chunking.parsers.detect import EPUB
 from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.html import parse_html
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, check_time
 from beam_chunking.types import Document, ParsedDocument
 
-#: The content type of an EPUB book.
-from beam_chunking.parsers.detect import EPUB
+__all__ = ["EPUB", "parse_epub"]
 
 _CONTAINER = "{urn:oasis:names:tc:opendocument:xmlns:container}"
 _OPF = "{http://www.idpf.org/2007/opf}"
@@ -57,7 +58,7 @@ _SELF_CLOSED_RAW = re.compile(rb"<(title|script|style|textarea|iframe|noscript|x
 
 
 class _Book:
-    """The zip and the ``fail`` helper of one document."""
+    """One book being read: its zip (checked), its limits, and errors that name it."""
 
     def __init__(self, doc: Document, limits: ParseLimits, defused):
         self.doc = doc
@@ -70,7 +71,7 @@ class _Book:
 
     def xml(self, name: str):
         """Member ``name`` parsed by defusedxml (entity declarations refused)."""
-        defused = self.defused
+        defused = self.defused  # defusedxml.ElementTree
         try:
             data = self.archive.read(name)
         except KeyError:
@@ -82,7 +83,8 @@ class _Book:
         except defused.ParseError as exc:
             raise self.fail(f"{name} is not well-formed XML ({exc})") from None
         except ValueError as exc:  # defusedxml's EntitiesForbidden and kin
-            raise self.fail(f"{name} declares entities ({type(exc).__name__}); refused without resolving them") from None
+            raise self.fail(f"{name} declares entities ({type(exc).__name__}); refused without resolving "
+                            "them") from None
 
 
 def _open(doc: Document, limits: ParseLimits, fail) -> zipfile.ZipFile:
@@ -191,7 +193,8 @@ def parse_epub(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
         package = book.xml(package_path)
         chapters = _spine(book, package, posixpath.dirname(package_path))
         if len(chapters) > limits.max_pages:
-            raise book.fail(f"{len(chapters)} chapters exceed max_pages={limits.max_pages}; raise the limit to parse it")
+            raise book.fail(f"{len(chapters)} chapters exceed max_pages={limits.max_pages}; raise the limit "
+                            "to parse it")
         locked = _encrypted(book).intersection(chapters)
         if locked:
             raise book.fail(f"chapter {sorted(locked)[0]} is encrypted (DRM); remove the protection to parse it")

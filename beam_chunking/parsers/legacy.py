@@ -6,7 +6,9 @@ rare CJK ones (:data:`RARE_ENCODINGS`) with
 `charset-normalizer <https://github.com/jawah/charset_normalizer>`_ (how little mojibake, how
 much of a known language each shows) and with rules of the encodings themselves: a
 multi-byte encoding must decode every byte, GB18030 (which decodes nearly anything) must read
-mostly common characters, EUC-KR's make-up sequences are composed, not shown as loose jamo.
+mostly common characters, a reading with user-defined characters loses to one without, Big5
+is not read as Shift-JIS half-width kana glued to ASCII letters, and EUC-KR's make-up
+sequences are composed, not shown as loose jamo.
 Where several readings differ and none is clearly right, it names them instead of guessing:
 a clear failure beats a wrong text.
 

@@ -156,8 +156,10 @@ def _add_message(builder: TextBuilder, message: EmailMessage, job: _Job, depth: 
         builder.add_drops(parsed.dropped)
         for section in parsed.sections:
             meta = dict(section.metadata, part=prefix + label)
-            builder.add(parsed.text[section.start:section.end],
-                        **{**_fields(section), "heading_path": path + section.heading_path, "metadata": meta})
+            if builder.add(parsed.text[section.start:section.end],
+                           **{**_fields(section), "heading_path": path + section.heading_path, "metadata": meta}):
+                # A section's text is added whole (parsers trim their sections), so its boxes move with it.
+                builder.add_boxes(parsed.boxes, section.start, section.end, builder.last_start - section.start)
 
 
 def _fields(section) -> Dict[str, Any]:

@@ -201,6 +201,15 @@ def _place_tables(blocks: List[Block], pages: Sequence[_Page]) -> List[Tuple[Any
     return items
 
 
+def _extend_pages(builder: TextBuilder, page: int) -> None:
+    """Record in the last section's ``page_end`` metadata that it runs on to ``page``: the
+    range its chunks lie in, for callers that chunk without the boxes (which give each
+    chunk its own range)."""
+    last = builder.last_section
+    if page > (last.get("page") or page) and page > last.get("metadata", {}).get("page_end", 0):
+        builder.update_last(metadata={**last.get("metadata", {}), "page_end": page})
+
+
 def _assemble(blocks: List[Block], pages: Sequence[_Page], marks: Sequence[Heading],
               builder: TextBuilder) -> List[TextBox]:
     """Add the blocks, tables and headings to ``builder`` in reading order; their boxes."""
@@ -237,6 +246,7 @@ def _assemble(blocks: List[Block], pages: Sequence[_Page], marks: Sequence[Headi
             start = out.paragraph(text, page=page)
         if start is None:
             continue
+        _extend_pages(builder, block.lines[-1][0] + 1)
         for (s, e), (line_page, line) in zip(spans, block.lines):
             boxes.append(TextBox(start + s, start + e, line_page + 1, line.x0, line.top, line.x1, line.bottom, group))
         group += 1

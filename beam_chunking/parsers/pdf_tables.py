@@ -447,16 +447,34 @@ def _text_runs(raw, textpage, left: float, top: float, width: float, height: flo
         return []
     # Rough lines (centres a third of a line apart), then the gaps inside each.
     # A run's own height can be an x-height ("a", "on"); a line's is about an em.
-    order = np.argsort(cy, kind="stable")
-    line = np.concatenate(([0], np.cumsum(np.diff(cy[order]) > 0.35 * np.median(y1 - y0))))
-    starts = np.flatnonzero(np.concatenate(([True], line[1:] != line[:-1])))
-    em = (np.maximum.reduceat(y1[order], starts) - np.minimum.reduceat(y0[order], starts))[line]
-    by_x = np.lexsort((x0[order], line))
-    idx, line, em = order[by_x], line[by_x], em[by_x]
-    gap = x0[idx][1:] - x1[idx][:-1]
-    if not np.any((line[1:] == line[:-1]) & (gap >= np.maximum(0.9 * em[1:], 4.0))):
+    # Lines of the runs at least half the usual height: a run starts a new line when it
+    # overlaps the lines above by less than half its height. Smaller runs (a comma, a dash)
+    # would make lines of their own, so each joins the line its centre is nearest.
+    h = y1 - y0
+    tall = h >= 0.5 * np.median(h)
+    order = np.flatnonzero(tall)[np.argsort(cy[tall], kind="stable")]
+    reach = np.maximum.accumulate(y1[order])
+    ids = np.concatenate(([0], np.cumsum(reach[:-1] - y0[order][1:] < 0.5 * h[order][1:])))
+    starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+    tops, bottoms = np.minimum.reduceat(y0[order], starts), np.maximum.reduceat(y1[order], starts)
+    line = np.empty(len(x0), dtype=np.int64)
+    line[order] = ids
+    small = np.flatnonzero(~tall)
+    line[small] = np.minimum(np.searchsorted(np.maximum.accumulate(bottoms), cy[small]), len(bottoms) - 1)
+    em = (bottoms - tops)[line]  # a run's own height can be an x-height; its line's is an em
+    idx = np.lexsort((x0, line))
+    shift = line[idx] * 1e6  # the running right edge restarts on each line
+    gap = x0[idx][1:] - (np.maximum.accumulate(x1[idx] + shift) - shift)[:-1]
+    wide = gap >= np.maximum(0.9 * em[idx][1:], 4.0)
+    same = line[idx][1:] == line[idx][:-1]
+    if not np.any(same & wide):
         return []
-    return list(zip(x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist()))
+    # Runs closer than an em on a line are one segment: only the wide gaps matter from here,
+    # and a page of one text object per word has ten times fewer segments than runs.
+    starts = np.flatnonzero(np.concatenate(([True], ~same | wide)))
+    x0, y0, x1, y1 = x0[idx], y0[idx], x1[idx], y1[idx]
+    return list(zip(np.minimum.reduceat(x0, starts).tolist(), np.minimum.reduceat(y0, starts).tolist(),
+                    np.maximum.reduceat(x1, starts).tolist(), np.maximum.reduceat(y1, starts).tolist()))
 
 
 def _lines(runs: List[Run]) -> List[Line]:
@@ -561,6 +579,17 @@ def _aligned_table(raw, textpage, block: List[Line], gutters, left: float, top: 
               for j in range(ncols)] for row in rows]
     if not _looks_tabular(cells) or _monospaced(raw, textpage, [r for ln in block for r in ln[2]], left, top):
         return None
+    for j, (g0, _) in enumerate(gutters):
+        # Lines of prose run up to their column's edge, table cells mostly stop short of it:
+        # a column where most rows are sentences filling it is a page column.
+        full = 0
+        for row, texts in zip(rows, cells):
+            reach = max((r[2] for ln in row for r in ln[2] if bounds[j] <= (r[0] + r[2]) / 2 < bounds[j + 1]),
+                        default=-1e9)
+            em = max(ln[1] - ln[0] for ln in row)
+            full += g0 - reach <= 2 * em and len(texts[j].split()) >= 4
+        if full * 2 >= len(rows):
+            return None
     return _table(cells, (bounds[0], block[0][0], bounds[-1], block[-1][1]), False)
 
 
@@ -584,7 +613,11 @@ def _looks_tabular(cells: List[List[str]]) -> bool:
     # Prose cut into columns: every column holds sentences, or many cells stop mid-sentence.
     words = [statistics.median(len(c.split()) for c in col if c) for col in cols]
     cut = [c.endswith(",") or c.split()[-1].lower() in _FUNCTION_WORDS for c in texts if " " in c]
-    return min(words) < 4 and sum(cut) * 5 < max(len(cut), 1)
+    # A sentence wrapped from row to row: a cell of several words without a full stop, and
+    # the next row's cell going on in lower case.
+    wraps = sum(len(a.split()) >= 4 and a[-1] not in ".:;!?" and b[:1].islower()
+                for col in cols for a, b in zip(col, col[1:]) if a and b)
+    return min(words) < 4 and sum(cut) * 5 < max(len(cut), 1) and wraps < 2
 
 
 def _monospaced(raw, textpage, runs: List[Run], left: float, top: float) -> bool:

@@ -16,9 +16,12 @@ import argparse
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from beam_chunking.pipelines.report_pages import PlacedDocument
 
 #: Percentiles reported for every size distribution, besides the maximum.
 PERCENTILES = (5, 50, 95)
@@ -131,6 +134,9 @@ class Inspection:
     failures: List[Tuple[str, str, str, str]]
     failure_groups: List[FailureGroup]
     dropped: List[Tuple[str, List[str], int]]
+    #: Documents whose chunk boxes the HTML report draws, and how many have boxes in all.
+    placed: Tuple[PlacedDocument, ...] = ()
+    placed_total: int = 0
 
 
 def _stats(chars: np.ndarray, tokens: np.ndarray) -> SizeStats:
@@ -173,13 +179,18 @@ def inspect_output(output: str, *, top: int = 5) -> Inspection:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from beam_chunking.pipelines.report_pages import COLUMNS as PLACE_COLUMNS
+    from beam_chunking.pipelines.report_pages import placed_documents
     from beam_chunking.transforms.manifest import manifest_run, read_manifest, read_table
 
     output = output.rstrip("/")
     manifest = read_manifest(output)
     if manifest is None:
         raise FileNotFoundError(f"{output}: no _manifest.json; no run has been committed there")
-    chunks = read_table(output, "chunks", columns=CHUNK_COLUMNS)
+    try:
+        chunks = read_table(output, "chunks", columns=CHUNK_COLUMNS + [c for c in PLACE_COLUMNS if c not in CHUNK_COLUMNS])
+    except ValueError:  # an output written before the boxes column: nothing to place
+        chunks = read_table(output, "chunks", columns=CHUNK_COLUMNS)
     docs = read_table(output, "documents")
     docs_rows = docs.to_pylist() if docs is not None else []
     statuses: Dict[str, int] = {}
@@ -203,6 +214,7 @@ def inspect_output(output: str, *, top: int = 5) -> Inspection:
         strategies = np.array(pc.fill_null(chunks["strategy"], _NONE).to_pylist(), dtype=object)
         ctypes = np.array(pc.fill_null(chunks["content_type"], _NONE).to_pylist(), dtype=object)
         ids, texts = chunks["chunk_id"], chunks["text"]
+    placed, placed_total = placed_documents(chunks, docs_rows)
     # Ties broken by chunk id, so the extremes are the same on every read.
     by_size = pa.table({"n": chars, "id": ids}) if chars.size else None
 
@@ -225,4 +237,5 @@ def inspect_output(output: str, *, top: int = 5) -> Inspection:
         smallest=[example(i) for i in extremes("ascending")],
         largest=[example(i) for i in extremes("descending")],
         failures=failures, failure_groups=_group_failures(failures), dropped=dropped,
+        placed=placed, placed_total=placed_total,
     )

@@ -2,9 +2,11 @@
 
 One file with nothing to fetch: inline CSS, no script, and the histograms as inline SVG
 drawn by matplotlib (stripped of the XML prologue, the DOCTYPE, the metadata and the
-namespace declarations, which an HTML parser does not need). Every string that comes from
-the data (URIs, chunk text, error messages, content types) is escaped with
-:func:`html.escape`. Needs the ``report`` extra (matplotlib).
+namespace declarations, which an HTML parser does not need), and the chunks' boxes drawn over
+page thumbnails embedded as ``data:`` PNGs (:mod:`beam_chunking.pipelines.report_pages`).
+Every string that comes from the data (URIs, chunk text, error messages, content types) is
+escaped with :func:`html.escape`. Needs the ``report`` extra (matplotlib); the thumbnails
+also need ``pypdfium2`` (the ``parsers`` extra), and say so in the report when it is missing.
 """
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ import numpy as np
 
 from beam_chunking.errors import MissingExtra
 from beam_chunking.pipelines.inspection import Inspection, SizeStats, escape_text
+from beam_chunking.pipelines.report_pages import CSS as PAGES_CSS
+from beam_chunking.pipelines.report_pages import pages_section
 
 #: Failed documents listed one by one in the report (all of them are counted and grouped).
 MAX_FAILURE_ROWS = 1000
@@ -138,7 +142,7 @@ def render_report(ins: Inspection, *, max_chars: Optional[int] = None, max_token
              ("failed", s.get("failed", 0), " bad" if s.get("failed") else ""), ("chunks", ins.overall.chunks, "")]
     parts = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-        f"<title>beam-chunking report: {_e(ins.output)}</title><style>{_CSS}</style></head><body>",
+        f"<title>beam-chunking report: {_e(ins.output)}</title><style>{_CSS}{PAGES_CSS}</style></head><body>",
         f"<h1>Chunk report</h1><p class=\"muted\">Output <code>{_e(ins.output)}</code>, run "
         f"<code>{_e(ins.run_id or 'unknown')}</code></p>",
         '<div class="cards">' + "".join(f'<div class="card{c}"><b>{n}</b>{t}</div>' for t, n, c in cards) + "</div>",
@@ -163,6 +167,7 @@ def render_report(ins: Inspection, *, max_chars: Optional[int] = None, max_token
         parts += [f"<h2>{title}</h2>", _table(["id", "characters", "tokens", "text"], (
             [f"<code>{_e(x.chunk_id)}</code>", str(x.characters), _num(x.tokens),
              f'<span class="mono">{_e(escape_text(x.text, 120))}</span>'] for x in examples), numeric=(1, 2))]
+    parts.append(pages_section(ins.placed, ins.placed_total))
     parts.append(f"<h2>Failures ({len(ins.failures)} documents, {len(ins.failure_groups)} reasons)</h2>")
     if ins.failures:
         parts.append(_table(["documents", "stage", "error type", "example file", "example message"], (

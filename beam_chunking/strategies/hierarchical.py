@@ -24,6 +24,8 @@ class Unit:
     page: Optional[int]
     starts_heading: bool
     label: str = ""
+    #: The last page the unit runs on to, when it runs over page turns (``None``: ``page``).
+    page_end: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,8 @@ class HierarchicalChunker(Chunker):
                     begin = section.end if nl < 0 else nl + 1
                 heads = find_headings(text, begin, section.end, compiled, self.max_heading_chars)
             if not heads:
-                out.append(Unit(section.start, section.end, base, section.page, starts))
+                out.append(Unit(section.start, section.end, base, section.page, starts,
+                                page_end=section.metadata.get("page_end")))
                 carried = [] if structured else stack
                 continue
             cuts = [(section.start, base, starts, "")]
@@ -150,7 +153,8 @@ class HierarchicalChunker(Chunker):
             for k, (start, here, begins, label) in enumerate(cuts):
                 end = cuts[k + 1][0] if k + 1 < len(cuts) else section.end
                 if text[start:end].strip():
-                    out.append(Unit(start, end, here, section.page, begins, label))
+                    out.append(Unit(start, end, here, section.page, begins, label,
+                                    page_end=section.metadata.get("page_end")))
             carried = [] if structured else stack
         return out
 
@@ -226,7 +230,8 @@ def subtree_metadata(group: Group) -> Dict[str, Any]:
         meta["section_path"] = list(group.path)
     pages = [u.page for u in group.units if u.page is not None]
     if pages:
-        meta["page"], meta["page_end"] = min(pages), max(pages)
+        ends = [u.page_end or u.page for u in group.units if u.page is not None]
+        meta["page"], meta["page_end"] = min(pages), max(ends)
     return meta
 
 

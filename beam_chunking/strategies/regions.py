@@ -86,9 +86,7 @@ def locate(doc: ParsedDocument, chunks: Sequence[Chunk]) -> List[Chunk]:
             continue
         meta = dict(chunk.metadata)
         meta.update(where)
-        located = Chunk(chunk.document_id, chunk.index, chunk.start, chunk.end, chunk.text, chunk.token_count, meta,
-                        chunk.embedding, chunk.ordinal)
-        out.append(located)
+        out.append(dataclasses.replace(chunk, metadata=meta))
     return out
 
 

@@ -339,11 +339,12 @@ def test_hz_is_decoded_and_ascii_holding_tildes_stays_ascii():
     ("zh_hans", "gbk"), ("zh_hant", "big5"), ("zh_hant", "big5hkscs"), ("ja", "shift_jis"), ("ja", "euc_jp"),
     ("ja", "shift_jis_2004"), ("ja", "euc_jis_2004"), ("ko", "euc_kr"), ("ko", "johab"),
 ])
-@pytest.mark.parametrize("length", [40, 80, 160])
+@pytest.mark.parametrize("length", [30, 40, 80, 160])
 def test_cjk_text_is_never_decoded_as_the_wrong_text(language, encoding, length):
     # Slices of a paragraph: where another encoding reads the bytes as well, the decoder
-    # names the candidates rather than guessing (it guessed wrong on some before).
-    for offset in (0, 37, 90):
+    # names the candidates rather than guessing (it guessed wrong on some before: Big5 as
+    # half-width katakana in windows-31j, Korean as Thai in windows-874).
+    for offset in (0, 7, 37, 90, 124):
         text = PARAGRAPHS[language][offset:offset + length]
         try:
             decoded = decode(text.encode(encoding))
@@ -383,3 +384,12 @@ def test_utf32_with_a_byte_order_mark(encoding):
         data = (codecs.BOM_UTF32_BE if encoding.endswith("be") else codecs.BOM_UTF32_LE) + data
     assert decode(data) == (text, "utf-32", 1.0, 0)
     assert decode_text(data) == (text, 0)
+
+
+def test_half_width_katakana_is_still_read_in_shift_jis():
+    # The kana follow one another or stand before spaces and punctuation, not glued to ASCII letters.
+    text = "ｶﾀｶﾅ ﾃﾞｽ。日本語のテキストです。ﾃｽﾄ ﾃﾞｰﾀ ｦ ﾖﾐｺﾐﾏｽ。\n" * 3
+    assert decode(text.encode("cp932")) == (text, "cp932", 1.0, 0)
+    big5 = PARAGRAPHS["zh_hant"][7:37].encode("big5")
+    assert "ｸgｱ`" in big5.decode("cp932")  # what windows-31j makes of Big5, with no mojibake found in it
+    assert decode(big5).text == PARAGRAPHS["zh_hant"][7:37]

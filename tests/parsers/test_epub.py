@@ -94,7 +94,8 @@ def test_epub3_chapters_in_spine_order_without_the_nav_document():
     assert [s.metadata["chapter"] for s in doc.sections] == [1, 1, 2, 2]
     assert doc.sections[0].metadata["chapter_href"] == "OPS/text/one.xhtml"
     assert "Navigation entry" not in doc.text
-    assert (doc.metadata["title"], doc.metadata["author"], doc.metadata["chapters"]) == ("The Río Book", "Zoë Writer", 2)
+    meta = doc.metadata
+    assert (meta["title"], meta["author"], meta["chapters"]) == ("The Río Book", "Zoë Writer", 2)
 
 
 def test_epub2_with_ncx_doctypes_and_escaped_hrefs():

@@ -68,7 +68,8 @@ TEXT_BODY = (
     '<table:table-header-rows>' + row(cell("name"), cell("default")) + '</table:table-header-rows>'
     + row(cell("size"), cell("512")) + row(cell(), cell(), repeat=3) + '</table:table>'
     '<text:section><text:p>After the table, in a section.</text:p></text:section>'
-    '<text:h text:outline-level="1">Usage</text:h><text:p>Run it <!-- a comment --><?pi x?>— ünïcode ✓<text:line-break/>next line.</text:p>'
+    '<text:h text:outline-level="1">Usage</text:h>'
+    '<text:p>Run it <!-- a comment --><?pi x?>— ünïcode ✓<text:line-break/>next line.</text:p>'
     '</office:text>')
 
 
@@ -211,7 +212,9 @@ def test_damaged_and_foreign_files_give_one_clear_error():
     with zipfile.ZipFile(out, "w") as z:
         z.writestr("hello.txt", "hi")
     one_line_error(out.getvalue(), "missing content.xml; the file is a zip but not a OpenDocument")
-    one_line_error(rezip(odt(), {"content.xml": "<office:document-content"}), "content.xml is not well-formed XML")
+    one_line_error(rezip(odt(), {"content.xml": "<office:document-content"}), "content.xml cannot be read as XML")
+    deep = "<office:text><text:p>" + "<text:span>x" * 300 + "</text:span>" * 300 + "</text:p></office:text>"
+    one_line_error(odf_bytes(ODT, deep), "content.xml cannot be read as XML .Excessive depth")
     drawing = odf_bytes("application/vnd.oasis.opendocument.graphics", "<office:drawing/>")
     one_line_error(drawing, "body holds drawing, not text, a spreadsheet or a presentation")
 

@@ -180,6 +180,18 @@ def test_two_column_prose_is_no_table():
     assert tables_in(fpdf_page(draw)) == []
 
 
+def test_two_column_prose_beside_short_lines_is_no_table():
+    # The right column is a list of short lines level with the left column's prose: every
+    # line has a gutter, but the left column's lines are sentences filling their column.
+    def draw(pdf):
+        pdf.set_xy(40, 60)
+        pdf.multi_cell(240, 13, PROSE * 2)
+        write_columns(pdf, (310,), 69, [("Lower case letters",), ("Digits 0 through 9",), ("Punctuation marks",),
+                                        ("Upper case letters",), ("Spaces",)], pitch=13)
+
+    assert tables_in(fpdf_page(draw)) == []
+
+
 def test_bulleted_and_numbered_lists_are_no_tables():
     items = ["Check the cables before you start the engine", "Open the valve", "Wait for the green lamp",
              "Close the hatch and report to the desk"]

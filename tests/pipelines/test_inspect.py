@@ -300,3 +300,209 @@ def test_the_report_screenshot_shows_the_plots(report, tmp_path):
     # the histograms' bar colour (#4e79a7) covers a visible area
     bars = np.all(np.abs(pixels.astype(int) - (0x4E, 0x79, 0xA7)) < 12, axis=1).mean()
     assert bars > 0.005, bars
+
+
+# --- chunks on their pages: boxes drawn over page thumbnails ----------------------------------
+
+PARAGRAPH = ("Paragraph {p} of page {n} says something worth a chunk of its own, long enough to wrap "
+             "over two lines of the page so that its box is a block and not a single line.")
+
+
+class _Overlays(html.parser.HTMLParser):
+    """Per thumbnail (its ``alt``): the ``data:`` image and the rectangles drawn over it, as
+    ``(chunk index, x, y, width, height)``; and the report's one-line notes."""
+
+    def __init__(self):
+        super().__init__()
+        self.images, self.rects, self.notes = {}, {}, []
+        self._page = self._chunk = None
+        self._in_note = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "img":
+            self._page = a["alt"]
+            self.images[self._page] = a["src"]
+            self.rects[self._page] = []
+        elif tag == "g" and "data-chunk" in a:
+            self._chunk = int(a["data-chunk"])
+        elif tag == "rect" and self._page is not None:
+            self.rects[self._page].append((self._chunk, *(float(a[k]) for k in ("x", "y", "width", "height"))))
+        elif tag == "p" and a.get("class") == "note":
+            self._in_note = True
+            self.notes.append("")
+
+    def handle_endtag(self, tag):
+        if tag == "p":
+            self._in_note = False
+
+    def handle_data(self, data):
+        if self._in_note:
+            self.notes[-1] += data
+
+
+@pytest.fixture(scope="module")
+def pdf_output(tmp_path_factory):
+    """A run of four fpdf2 PDFs (the first with five pages) and a text file; returns
+    ``(output, src)``."""
+    from tests.parsers.fixtures import pdf_bytes
+
+    root = tmp_path_factory.mktemp("pages")
+    src, out = root / "src", root / "out"
+    src.mkdir()
+    pages = ["\n".join(PARAGRAPH.format(p=p, n=n) for p in (1, 2, 3)) for n in range(1, 6)]
+    (src / "a.pdf").write_bytes(pdf_bytes(pages))
+    for name in ("b-changed", "c-gone", "d-hidden"):
+        (src / f"{name}.pdf").write_bytes(pdf_bytes([PARAGRAPH.format(p=1, n=name)]))
+    (src / "notes.txt").write_text("Plain text has no geometry.\n")
+    run(["--input", f"{src}/*", "--output", str(out), "--strategy", "recursive", "--max-chunk-size", "200",
+         "--overlap", "0"])
+    return str(out), src
+
+
+@pytest.fixture(scope="module")
+def pdf_report(pdf_output, tmp_path_factory):
+    output, _ = pdf_output
+    path = tmp_path_factory.mktemp("pages-report") / "report.html"
+    assert inspect_command([output, "--html", str(path)]) == 0
+    return str(path)
+
+
+def _a4_points(src):
+    import pypdfium2
+
+    pdf = pypdfium2.PdfDocument(str(src / "a.pdf"))
+    try:
+        return [pdf[i].get_size() for i in range(len(pdf))]
+    finally:
+        pdf.close()
+
+
+def test_the_report_draws_each_chunk_box_over_its_page(pdf_output, pdf_report):
+    import base64
+    import io
+
+    from PIL import Image
+
+    from beam_chunking.pipelines import report_pages
+
+    output, src = pdf_output
+    raw = open(pdf_report, encoding="utf-8").read()
+    assert "Chunks on their pages" in raw
+    found = _Overlays()
+    found.feed(raw)
+    uri = str(src / "a.pdf")
+    # the first MAX_PAGES pages of a.pdf, then b-changed.pdf and c-gone.pdf; d-hidden.pdf is counted
+    assert report_pages.MAX_PAGES == 4 and report_pages.MAX_DOCUMENTS == 3
+    assert [alt for alt in found.images if alt.endswith(uri)] == [f"page {n} of {uri}" for n in (1, 2, 3, 4)]
+    assert {alt.rsplit(" of ", 1)[1] for alt in found.images} == {uri, str(src / "b-changed.pdf"),
+                                                                  str(src / "c-gone.pdf")}
+    assert "1 more documents with boxes are not shown" in raw and "notes.txt" not in raw.split("Chunks on")[1]
+    chunks = [c for c in read_table(output, "chunks").to_pylist() if c["uri"] == uri]
+    sizes = _a4_points(src)
+    for n in (1, 2, 3, 4):
+        alt = f"page {n} of {uri}"
+        assert found.images[alt].startswith("data:image/png;base64,")
+        image = Image.open(io.BytesIO(base64.b64decode(found.images[alt].split(",", 1)[1]))).convert("L")
+        assert image.width == report_pages.THUMB_WIDTH
+        sx, sy = image.width / sizes[n - 1][0], image.height / sizes[n - 1][1]
+        expected = sorted((c["chunk_index"], b["x0"] * sx, b["y0"] * sy, (b["x1"] - b["x0"]) * sx,
+                           (b["y1"] - b["y0"]) * sy) for c in chunks for b in c["boxes"] if b["page"] == n)
+        drawn = sorted(found.rects[alt])
+        assert len(drawn) == len(expected) >= 3  # one rectangle per box of every chunk on the page
+        for d, e in zip(drawn, expected):
+            assert d[0] == e[0] and np.allclose(d[1:], e[1:], atol=0.11), (d, e)
+        # the boxes cover the page's text: nearly every dark pixel of the thumbnail is inside one
+        pixels = np.asarray(image)
+        dark = pixels < 128
+        inside = np.zeros_like(dark)
+        for _, x, y, w, h in drawn:
+            inside[max(0, int(y) - 1):int(y + h) + 2, max(0, int(x) - 1):int(x + w) + 2] = True
+        assert dark.sum() > 500 and (dark & inside).sum() / dark.sum() > 0.98
+    assert len(raw) < 400_000  # small thumbnails keep the report small
+
+
+def test_a_stale_source_is_one_line_not_a_failed_report(pdf_output, pdf_report, tmp_path):
+    from tests.parsers.fixtures import pdf_bytes
+
+    output, src = pdf_output
+    (src / "b-changed.pdf").write_bytes(pdf_bytes(["Another text altogether."]))
+    (src / "c-gone.pdf").unlink()
+    path = tmp_path / "stale.html"
+    assert inspect_command([output, "--html", str(path)]) == 0
+    found = _Overlays()
+    found.feed(path.read_text(encoding="utf-8"))
+    notes = sorted(" ".join(n.split()) for n in found.notes)
+    assert notes == [f"{src / 'b-changed.pdf'}: not drawn: the source file has changed since the run, so its "
+                     "boxes would be wrong.",
+                     f"{src / 'c-gone.pdf'}: not drawn: the source file is not readable any more "
+                     "(FileNotFoundError)."]
+    assert len([alt for alt in found.images if alt.endswith("a.pdf")]) == 4  # the others are still drawn
+
+
+def test_without_pypdfium2_the_report_says_what_to_install(pdf_output, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pypdfium2", None)  # the import then fails
+    path = tmp_path / "r.html"
+    assert inspect_command([pdf_output[0], "--html", str(path)]) == 0
+    found = _Overlays()
+    found.feed(path.read_text(encoding="utf-8"))
+    assert not found.images
+    note = [n for n in found.notes if n.startswith(str(pdf_output[1] / "a.pdf"))]
+    assert len(note) == 1 and "pypdfium2 is not installed" in note[0]
+    assert 'pip install "beam-chunking[parsers]"' in note[0]
+
+
+def test_a_run_without_boxes_has_no_pages_section(report):
+    raw = open(report, encoding="utf-8").read()
+    assert "Chunks on their pages" not in raw and "data:image" not in raw
+
+
+def test_image_documents_are_drawn_in_pixels(tmp_path):
+    """An image document's boxes are pixels of the image as displayed (EXIF rotation applied)."""
+    import hashlib
+
+    from PIL import Image, ImageDraw
+
+    from beam_chunking.pipelines.report_pages import ChunkBox, PlacedDocument, pages_section
+
+    image = Image.new("RGB", (800, 300), "white")
+    ImageDraw.Draw(image).rectangle((100, 50, 500, 90), fill="black")
+    path = tmp_path / "scan.png"
+    image.save(path)
+    doc = PlacedDocument("d", str(path), "image/png", hashlib.sha256(path.read_bytes()).hexdigest(),
+                         ((1, (ChunkBox(0, 100, 50, 500, 90, "a line"), ChunkBox(1, 100, 150, 300, 190, "b"))),), 1)
+    found = _Overlays()
+    found.feed(pages_section([doc], 1))
+    alt = f"page 1 of {path}"
+    assert found.images[alt].startswith("data:image/png;base64,")
+    assert found.rects[alt] == [(0, 50.0, 25.0, 200.0, 20.0), (1, 50.0, 75.0, 100.0, 20.0)]  # scaled by 400/800
+    text = tmp_path / "notes.txt"
+    text.write_text("x")
+    found = _Overlays()
+    found.feed(pages_section([PlacedDocument("t", str(text), "text/plain", None, ((1, ()),), 1)], 1))
+    assert found.notes == [f"{text}: not drawn: text/plain is not a PDF or an image."]
+
+
+@needs_chromium
+def test_the_report_screenshot_shows_boxes_over_the_page_text(pdf_report, tmp_path):
+    from PIL import Image
+
+    from beam_chunking.pipelines.report_pages import PALETTE
+
+    shot = tmp_path / "pages.png"
+    _chromium(pdf_report, f"--screenshot={shot}", "--window-size=1200,3400", "--hide-scrollbars",
+              profile=tmp_path / "profile")
+    pixels = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+    for colour in PALETTE[:3]:  # the outlines and labels of chunks 0, 1 and 2 are painted
+        rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+        mask = np.all(np.abs(pixels - rgb) < 16, axis=2)
+        assert mask.sum() > 300, colour
+    # inside the first chunk's outline (page 1 of a.pdf) the page's text shows through
+    rgb = [int(PALETTE[0][i:i + 2], 16) for i in (1, 3, 5)]
+    ys, xs = np.nonzero(np.all(np.abs(pixels - rgb) < 16, axis=2))
+    top = ys.min()
+    first = (ys < top + 40)  # the first box's outline rows
+    box = pixels[top + 2:top + 22, xs[first].min() + 3:xs[first].max() - 3]
+    assert (box.max(axis=2) < 110).mean() > 0.03  # dark glyph pixels, not a blank thumbnail
