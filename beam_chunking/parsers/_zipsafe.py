@@ -140,7 +140,8 @@ def _check_ratios(members, limits: ParseLimits, fail) -> None:
             f"{worst.file_size / max(1, worst.compress_size):.0f}:1; a zip bomb); refused before inflating")
 
 
-def open_container(doc: Document, limits: ParseLimits, required: Iterable[str], kind: str) -> zipfile.ZipFile:
+def open_container(doc: Document, limits: ParseLimits, required: Iterable[str], kind: str,
+                   check_dtd: bool = True) -> zipfile.ZipFile:
     """Return a ``ZipFile`` over ``doc.data`` once every safety check passes.
 
     Args:
@@ -148,6 +149,9 @@ def open_container(doc: Document, limits: ParseLimits, required: Iterable[str], 
         limits: The caps to enforce.
         required: Member names the format must contain.
         kind: Format name for messages (``"DOCX"``).
+        check_dtd: Refuse members that declare a DTD (default ``True``). ``False`` for
+            formats whose members carry a harmless DOCTYPE by design (an EPUB's XHTML) and
+            whose parser resolves no entity itself.
 
     Raises:
         ParseError: not a zip, a cap exceeded, a required member missing, or a DTD found.
@@ -175,7 +179,7 @@ def open_container(doc: Document, limits: ParseLimits, required: Iterable[str], 
         if name not in names:
             raise fail(f"missing {name}; the file is a zip but not a {kind}")
     for m in members:
-        if m.is_dir() or m.file_size == 0:
+        if not check_dtd or m.is_dir() or m.file_size == 0:
             continue
         try:
             with archive.open(m) as f:

@@ -40,7 +40,7 @@ from beam_chunking.parsers.drops import KEEP_NOTHING
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, check_time, exceeded
 from beam_chunking.parsers.odf_xml import (DRAW, OFFICE, PRESENTATION, SVG, TABLE, TEXT, count, display_value,
                                            inline_text, table_rows, typed_value)
-from beam_chunking.parsers.tabular import _add_rows
+from beam_chunking.parsers.tabular import add_rows
 from beam_chunking.types import Document, ParsedDocument
 
 _DC = "{http://purl.org/dc/elements/1.1/}"
@@ -125,7 +125,7 @@ def _spreadsheet(body, doc: Document, limits: ParseLimits, keep: FrozenSet[str])
     counted = [0]
     for k, sheet in enumerate(sheets, start=1):
         name = sheet.get(f"{TABLE}name") or f"Sheet{k}"
-        _add_rows(builder, table_rows(sheet, typed_value, limits, f"sheet {name}"), name, doc, limits, counted)
+        add_rows(builder, table_rows(sheet, typed_value, limits, f"sheet {name}"), name, doc, limits, counted)
     return builder, {"sheets": len(sheets)}
 
 

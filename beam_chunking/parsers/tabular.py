@@ -45,8 +45,14 @@ def _cell(value: Any) -> str:
     return " ".join(clean(str(value)).split())
 
 
-def _add_rows(builder: TextBuilder, rows: Iterable[Tuple[int, Sequence[Any]]], sheet: Optional[str],
-              doc: Document, limits: ParseLimits, counted: List[int]) -> None:
+def add_rows(builder: TextBuilder, rows: Iterable[Tuple[int, Sequence[Any]]], sheet: Optional[str],
+             doc: Document, limits: ParseLimits, counted: List[int]) -> None:
+    """Add a sheet's ``(row number, values)`` to ``builder``: the header row, then one
+    ``column: value`` section per row (the spreadsheet parsers share it).
+
+    ``counted`` holds the data rows added so far across sheets, checked against
+    ``limits.max_rows``; ``max_columns`` and ``max_row_chars`` are checked per row.
+    """
     columns: Optional[Tuple[str, ...]] = None
     where = f"sheet {sheet}" if sheet is not None else "the file"
     for number, values in rows:
@@ -101,7 +107,7 @@ def parse_delimited(doc: Document, *, errors: str = "strict", limits: ParseLimit
     sheet = doc.uri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
     sheet = sheet[:-3] if sheet.lower().endswith(".gz") else sheet
     try:
-        _add_rows(builder, enumerate(reader, start=1), sheet, doc, limits, [0])
+        add_rows(builder, enumerate(reader, start=1), sheet, doc, limits, [0])
     except csv.Error as exc:
         raise ParseError(f"malformed {'TSV' if delimiter == chr(9) else 'CSV'} near line {reader.line_num}: {exc}",
                          document_id=doc.id, uri=doc.uri) from None
@@ -134,7 +140,7 @@ def parse_xlsx(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
                 continue  # chart sheets hold no cells
             rows = ((next((c.row for c in r if getattr(c, "row", None)), 0), [c.value for c in r])
                     for r in sheet.iter_rows())
-            _add_rows(builder, rows, sheet.title, doc, limits, counted)
+            add_rows(builder, rows, sheet.title, doc, limits, counted)
     except ParseError:
         raise
     except Exception as exc:

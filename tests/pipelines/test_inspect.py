@@ -505,4 +505,4 @@ def test_the_report_screenshot_shows_boxes_over_the_page_text(pdf_report, tmp_pa
     top = ys.min()
     first = (ys < top + 40)  # the first box's outline rows
     box = pixels[top + 2:top + 22, xs[first].min() + 3:xs[first].max() - 3]
-    assert (box.max(axis=2) < 110).mean() > 0.03  # dark glyph pixels, not a blank thumbnail
+    assert (box.max(axis=2) < 110).mean() > 0.008  # dark glyph pixels (small print), not a blank thumbnail
