@@ -22,7 +22,9 @@ Columns, per layout, parser and chunker (sums over the texts):
 - **spurious breaks**: gaps between two aligned words of one block (consecutive among the
   aligned words) holding a blank line that the source does not have there;
 - **words in order** / **moved**: shares of the source words; **junk**: share of the parsed words;
-- **hyphen splits left**: words the parser left broken at a line-end hyphen;
+- **hyphen splits left**: words the parser left broken at a line-end hyphen; **hyphens
+  dropped**: compounds whose own hyphen the parser removed at a line end (``eighth-`` +
+  ``largest`` read as ``eighthlargest``; such a word is also junk, its two halves lost);
 - **new text starts mid-sentence**: chunks whose new text (from the previous chunk's end on, so
   overlap is left out) starts inside a word, or at an aligned source word that does not begin
   a block or a sentence (a sentence begins after ``.``, ``!``, ``?`` plus closing quotes and
@@ -202,6 +204,7 @@ class Alignment:
     p2s: List[int]  # per parsed word: the source word it is aligned to in order, or -1
     moved: int
     hyphen_splits: int
+    hyphens_dropped: int
     sentence_start: List[bool]
 
 
@@ -234,11 +237,14 @@ def align(src: Text, parsed: str) -> Alignment:
     moved = sum(n for _, _, n in SequenceMatcher(None, [a[i] for i in left_s], [b[j] for j in left_p]
                                                  ).get_matching_blocks() if n >= 3)
     starts = {s for s, _ in src.spans}
+    # A compound's hyphen dropped at a line end ("state-of-the-" + "art" read as "stateof-the-art").
+    compounds = {s_norm[i] + s_norm[i + 1] for i in range(len(a) - 1) if src.text[s_end[i]:s_start[i + 1]] == "-"}
+    dropped = sum(1 for j, w in enumerate(p_norm) if p2s[j] < 0 and w in compounds and w not in vocab)
     sentence_start = []
     for i in range(len(a)):  # a line break in the gap: a block boundary or a new line of a <pre>
         gap = src.text[s_end[i - 1]:s_start[i]] if i else "\n"
         sentence_start.append("\n" in gap or bool(SENTENCE_GAP.search(gap)) or s_start[i] in starts)
-    return Alignment(src, parsed, (s_norm, s_start, s_end), (p_norm, p_start, p_end), p2s, moved, splits,
+    return Alignment(src, parsed, (s_norm, s_start, s_end), (p_norm, p_start, p_end), p2s, moved, splits, dropped,
                      sentence_start)
 
 
@@ -260,7 +266,8 @@ def parse_counts(al: Alignment) -> Dict[str, int]:
     matched = len(pairs)
     return dict(boundaries=len(bounds), recovered=recovered, spurious=spurious, src_words=len(s_start),
                 in_order=matched, moved=al.moved, parsed_words=len(p_start),
-                junk=len(p_start) - matched - al.moved, hyphen_splits=al.hyphen_splits)
+                junk=len(p_start) - matched - al.moved, hyphen_splits=al.hyphen_splits,
+                hyphens_dropped=al.hyphens_dropped)
 
 
 def chunk_counts(al: Alignment, chunks: Spans, direct: Optional[Spans] = None) -> Dict[str, int]:
@@ -535,8 +542,8 @@ def pct(num: float, den: float) -> str:
 
 
 COLUMNS = ("parser", "chunker", "pages per CPU s", "this / baseline", "breaks recovered", "spurious breaks",
-           "words in order", "moved", "junk", "hyphen splits left", "chunks", "new text starts mid-sentence",
-           "excerpts whole: PDF", "excerpts whole: unrendered")
+           "words in order", "moved", "junk", "hyphen splits left", "hyphens dropped", "chunks",
+           "new text starts mid-sentence", "excerpts whole: PDF", "excerpts whole: unrendered")
 
 
 def table(layout: str, pages: int, rows: Dict[Tuple[str, str], dict], speed: Dict[str, float], ratio: str) -> str:
@@ -557,7 +564,8 @@ def table(layout: str, pages: int, rows: Dict[Tuple[str, str], dict], speed: Dic
             parser, chunker, pps, ratio if parser == "this tree" else "",
             pct(r["recovered"], r["boundaries"]), f"{r['spurious']:.0f}", pct(r["in_order"], r["src_words"]),
             pct(r["moved"], r["src_words"]), pct(r["junk"], r["parsed_words"]), f"{r['hyphen_splits']:.0f}",
-            f"{r['chunks']:.0f}", pct(r["mid"], r["starts_counted"]), pct(r["whole_pdf"], r["excerpts"]),
+            f"{r['hyphens_dropped']:.0f}", f"{r['chunks']:.0f}", pct(r["mid"], r["starts_counted"]),
+            pct(r["whole_pdf"], r["excerpts"]),
             pct(r["whole_direct"], r["excerpts"]) if "whole_direct" in r else "-"]) + " |")
     if same:
         out.append(f"\nThe baseline tree's parse gives the same counts as this tree's for "

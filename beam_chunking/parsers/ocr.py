@@ -183,7 +183,10 @@ def reading_order(lines: Sequence[OcrLine]) -> List[OcrLine]:
         return list(lines)
     heights = sorted(line.height for line in lines)
     gutter = 1.2 * max(1.0, heights[len(heights) // 2])
-    return _order(list(lines), gutter)
+    try:
+        return _order(list(lines), gutter)
+    except RecursionError:  # columns nested past Python's stack: rows top to bottom will do
+        return [line for row in _rows(list(lines)) for line in sorted(row, key=lambda l: l.box[0])]
 
 
 def _order(lines: List[OcrLine], gutter: float) -> List[OcrLine]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import re
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from beam_chunking.parsers._build import clean
 
@@ -70,6 +70,7 @@ class _Reader:
         self.bottom, self.top = ctypes.c_double(), ctypes.c_double()
         self.flags = ctypes.c_int()
         self.name = (ctypes.c_char * 128)()
+        self.names: Dict[bytes, bool] = {}  # font name -> monospaced, per page
         self.rect = raw.FS_RECTF()
 
     def box(self, index: int) -> Tuple[float, float, float, float]:
@@ -95,11 +96,14 @@ class _Reader:
 
     def mono(self, index: int) -> bool:
         # The flag, or the name where the flag is missing (the standard Courier fonts).
-        size = self.raw.FPDFText_GetFontInfo(self.tp, index, self.name, len(self.name), ctypes.byref(self.flags))
+        self.raw.FPDFText_GetFontInfo(self.tp, index, self.name, len(self.name), ctypes.byref(self.flags))
         if self.flags.value & _FIXED_PITCH:
             return True
-        name = bytes(self.name[:max(0, min(size, len(self.name)) - 1)]).decode("latin-1")
-        return bool(_MONO_NAME.search(name))
+        name = self.name.value
+        known = self.names.get(name)
+        if known is None:
+            known = self.names[name] = bool(_MONO_NAME.search(name.decode("latin-1")))
+        return known
 
 
 def _char_index(raw, tp, text_index: int, identity: bool) -> int:

@@ -207,7 +207,7 @@ def _same_font(a: Line, b: Line) -> bool:
 
 def new_paragraph(a: Line, b: Line, run: _Run, metrics: Metrics) -> bool:
     """Whether ``b``, the line after ``a`` in the same column, starts a new block."""
-    if not _same_font(a, b) or _marker(b) or is_dot_leader(a.text):
+    if not _same_font(a, b) or _marker(b) or (a.text[-1:].isdigit() and is_dot_leader(a.text)):
         return True
     if b.baseline - a.baseline > _PITCH_RATIO * metrics.pitch(a.size):
         return True

@@ -14,22 +14,34 @@ Two kinds are found:
 - **Whitespace-aligned**: at least 3 rows and 2 columns of text separated by gutters
   (vertical strips at least one line height wide that no text crosses) that persist over
   every line of the block. Conservative on purpose, since a false table damages chunks
-  more than a missed one: blocks are refused when a column holds bullets or enumerators
-  (a list), the first column ends with colons (key: value lines), a cell holds dot
-  leaders (a contents list), every column reads like prose (two-column layouts), the text
-  is monospaced (code listings), or cells are missing in too many rows.
+  more than a missed one: blocks are refused when fewer than 3 rows (and half of them)
+  have text on both sides of every gutter, when half the rows are missing a cell, when a
+  column's lines fill it like prose (page columns), when the cells read as sentences
+  (every column 4+ words, cells ending in "the"/"of"/a comma, a sentence wrapping from
+  row to row), when the first column holds bullets or enumerators (a list) or ends with
+  colons (key: value lines), when a cell holds dot leaders (a contents list), or when the
+  text is set in a fixed-pitch font (code listings).
 
-Cost: a page is read from three cheap sources, never char by char: the page objects (one
-pass, only paths are looked into), PDFium's text runs (``FPDFText_CountRects``), and one
-``FPDFText_GetBoundedText`` call per cell of a table found. On the Debian Reference (261
-A4 pages, 168 tables) that adds about 0.9 ms per page to PDFium's 5.7 ms per page of text
-extraction; a char-by-char pass over the same pages costs 28 ms per page.
+Boxes are in the page's unrotated space (its ``/Rotate`` is not applied), like PDFium's
+char boxes; what lies outside the visible page box is ignored.
 
-Why not pdfplumber: it parses the file a second time with pdfminer, which on the same
-pages costs about 140 ms per page (25x the whole text extraction), and its line strategy
-misses the DocBook tables that have no outer vertical rules (it found 11 of the Debian
-Reference's 168 tables), while its text strategy reports tables in prose. Measured by
-``/tmp`` scripts described in the issue-28 report.
+Cost: nothing is read char by char. One pass over the page objects looks into paths only,
+PDFium's text runs (``FPDFText_CountRects``, one ``FPDFText_GetRect`` each) are checked with
+numpy for a gap an em wide on any line, and a page with neither rules nor such gaps stops
+there; a found table costs one ``FPDFText_GetBoundedText`` per cell (about 70 us each on a
+page of 2,400 chars). Measured CPU per page on a loaded 2-core machine, next to PDFium's own
+page load + text extraction: Debian Reference
+(dblatex, 261 pages, 171 tables found) 5.5 ms vs 4.6 ms; a pdfTeX manual (libtasn1, prose)
+1.8 ms vs 3.3 ms; Chromium-printed prose (one text object per word, 2,000 per page) 16 ms
+vs 14 ms. The floor is one ctypes call per page object and per text run, which no PDFium
+function batches; a char-by-char pass costs 28 ms per Debian page instead.
+
+Why not pdfplumber (measured on the same pages): it parses the file again with pdfminer and
+costs 190-340 ms per page with its ``lines`` strategy, 270-500 ms with ``text``, against
+8-14 ms here. Its ``lines`` strategy agrees with the Debian Reference's table captions on 17
+of 40 pages (pages 31-70; it reports code-listing boxes as tables) against 39 of 40 here
+(the 40th is a table continued from the previous page, also right), and it misses every
+borderless table; its ``text`` strategy reports a table on every page of prose.
 """
 from __future__ import annotations
 
@@ -109,6 +121,8 @@ def find_tables(page, textpage) -> List[PdfTable]:
     Returns:
         The tables, sorted by their top edge; ``[]`` for a page without any (most pages,
         which are skipped after one pass over their objects and text runs).
+
+    PDFium is not thread-safe: call it where the parser holds its PDFium lock.
     """
     raw = _raw()
     # The visible page box (inherited boxes resolved); get_cropbox() falls back to US Letter.
@@ -572,25 +586,41 @@ def _aligned_table(raw, textpage, block: List[Line], gutters, left: float, top: 
             rows[-1].append(line)
         else:
             rows.append([line])
-    if len(rows) < 3:
+    if len(rows) < 3 or _prose_columns(rows, bounds, gutters, filled):
         return None
     reader = _TextReader(textpage, left, top)
     cells = [[reader.cell((bounds[j], min(ln[0] for ln in row), bounds[j + 1], max(ln[1] for ln in row)), inset=0.2)
               for j in range(ncols)] for row in rows]
     if not _looks_tabular(cells) or _monospaced(raw, textpage, [r for ln in block for r in ln[2]], left, top):
         return None
-    for j, (g0, _) in enumerate(gutters):
-        # Lines of prose run up to their column's edge, table cells mostly stop short of it:
-        # a column where most rows are sentences filling it is a page column.
-        full = 0
-        for row, texts in zip(rows, cells):
-            reach = max((r[2] for ln in row for r in ln[2] if bounds[j] <= (r[0] + r[2]) / 2 < bounds[j + 1]),
-                        default=-1e9)
-            em = max(ln[1] - ln[0] for ln in row)
-            full += g0 - reach <= 2 * em and len(texts[j].split()) >= 4
-        if full * 2 >= len(rows):
-            return None
     return _table(cells, (bounds[0], block[0][0], bounds[-1], block[-1][1]), False)
+
+
+def _prose_columns(rows: List[List[Line]], bounds: List[float], gutters, filled) -> bool:
+    """Whether the block's geometry already shows no table: too few rows with text on both
+    sides of every gutter, or a column of lines filling it (a page column of prose).
+
+    Decided from the segments alone, before any cell text is read.
+    """
+    nrows = len(rows)
+    fills = [set().union(*(filled(ln) for ln in row)) for row in rows]
+    for j in range(len(gutters)):
+        # A gutter shows only where text stands on both sides of it, in 3 rows at least (a
+        # wide justified space on two lines of prose is no gutter).
+        if sum(j in f and j + 1 in f for f in fills) < max(3, nrows / 2):
+            return True
+    for j, (g0, _) in enumerate(gutters):
+        # Lines of prose run up to their column's edge and are many ems long; table cells
+        # mostly stop short of it.
+        full = 0
+        for row in rows:
+            segs = [r for ln in row for r in ln[2] if bounds[j] <= (r[0] + r[2]) / 2 < bounds[j + 1]]
+            em = max(ln[1] - ln[0] for ln in row)
+            full += bool(segs) and g0 - max(r[2] for r in segs) <= 2 * em and \
+                max(r[2] for r in segs) - min(r[0] for r in segs) >= 10 * em
+        if full * 2 >= nrows:
+            return True
+    return False
 
 
 def _looks_tabular(cells: List[List[str]]) -> bool:
@@ -599,11 +629,6 @@ def _looks_tabular(cells: List[List[str]]) -> bool:
     cols = list(zip(*cells))
     if sum(all(row) for row in cells) * 2 < nrows:
         return False  # cells missing in too many rows: labels and hanging paragraphs
-    for left_col, right_col in zip(cols, cols[1:]):
-        # A gutter shows only where text stands on both sides of it, in 3 rows at least (a
-        # wide justified space on two lines of prose is no gutter).
-        if sum(bool(a and b) for a, b in zip(left_col, right_col)) < max(3, nrows / 2):
-            return False
     texts = [c for row in cells for c in row if c]
     first = [c for c in cols[0] if c]
     if any(_LEADERS.search(c) for c in texts):

@@ -3,8 +3,9 @@
 :func:`inspect_output` reads the chunks and documents tables through the manifest and
 computes chunk counts and size percentiles (characters, and ``token_count`` tokens) overall,
 per content type and per strategy; the smallest and largest chunks; the failed documents,
-grouped by reason; and the parts strategies left out on purpose. The results are plain
-frozen values, rendered as text by :mod:`beam_chunking.pipelines.inspect` and as HTML by
+grouped by reason; the parts strategies left out on purpose; and a few documents' chunk
+boxes, for the report's page thumbnails. The results are plain frozen values, rendered as
+text by :mod:`beam_chunking.pipelines.inspect` and as HTML by
 :mod:`beam_chunking.pipelines.report`. Also here: the helpers the two commands share.
 
 Nothing here imports Beam at import time (the manifest reader is imported when a table is
@@ -119,6 +120,9 @@ class Inspection:
     ``sizes`` maps each strategy to its chunks' character sizes and token counts (nulls
     removed), for the report's histograms. ``failures`` rows are ``(uri, stage, error_type,
     message)``; ``dropped`` rows are ``(uri, labels, characters)``, largest first.
+    ``placed`` holds the few documents whose chunk boxes the HTML report draws on their pages
+    (:func:`beam_chunking.pipelines.report_pages.placed_documents`); ``placed_total`` counts
+    every document whose chunks have boxes.
     """
 
     output: str
@@ -134,7 +138,6 @@ class Inspection:
     failures: List[Tuple[str, str, str, str]]
     failure_groups: List[FailureGroup]
     dropped: List[Tuple[str, List[str], int]]
-    #: Documents whose chunk boxes the HTML report draws, and how many have boxes in all.
     placed: Tuple[PlacedDocument, ...] = ()
     placed_total: int = 0
 
@@ -188,7 +191,8 @@ def inspect_output(output: str, *, top: int = 5) -> Inspection:
     if manifest is None:
         raise FileNotFoundError(f"{output}: no _manifest.json; no run has been committed there")
     try:
-        chunks = read_table(output, "chunks", columns=CHUNK_COLUMNS + [c for c in PLACE_COLUMNS if c not in CHUNK_COLUMNS])
+        columns = CHUNK_COLUMNS + [c for c in PLACE_COLUMNS if c not in CHUNK_COLUMNS]
+        chunks = read_table(output, "chunks", columns=columns)
     except ValueError:  # an output written before the boxes column: nothing to place
         chunks = read_table(output, "chunks", columns=CHUNK_COLUMNS)
     docs = read_table(output, "documents")

@@ -224,7 +224,8 @@ def pages_section(placed: Sequence[PlacedDocument], total: int) -> str:
             continue
         except Exception as exc:  # a damaged or foreign file must not cost the whole report
             reason = escape_text(f"{type(exc).__name__}: {exc}", 160)
-            parts.append(f'<p class="note"><code>{name}</code>: not drawn: cannot render it ({html.escape(reason)}).</p>')
+            parts.append(f'<p class="note"><code>{name}</code>: not drawn: cannot render it '
+                         f"({html.escape(reason)}).</p>")
             continue
         shown = f"pages {', '.join(str(p) for p, _ in doc.pages)} of {doc.page_count} with boxes"
         parts.append(f"<h3><code>{name}</code> <span class=\"muted\">({shown})</span></h3><div class=\"pages\">")

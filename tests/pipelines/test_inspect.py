@@ -420,6 +420,14 @@ def test_the_report_draws_each_chunk_box_over_its_page(pdf_output, pdf_report):
             inside[max(0, int(y) - 1):int(y + h) + 2, max(0, int(x) - 1):int(x + w) + 2] = True
         assert dark.sum() > 500 and (dark & inside).sum() / dark.sum() > 0.98
     assert len(raw) < 400_000  # small thumbnails keep the report small
+    # still nothing to fetch: the thumbnails are data: URIs
+    page = _Page()
+    page.feed(raw)
+    for tag, key, value in page.attrs:
+        if key in ("src", "href", "xlink:href", "action", "srcset", "poster"):
+            assert value.startswith(("#", "data:image/png;base64,")), (tag, key, value[:80])
+    markup = re.sub(r"data:image/png;base64,[^\"]*", "", raw)
+    assert not re.search(r"https?:|url\((?!#)|@import|//[a-z]", markup, re.I)
 
 
 def test_a_stale_source_is_one_line_not_a_failed_report(pdf_output, pdf_report, tmp_path):
@@ -491,6 +499,8 @@ def test_the_report_screenshot_shows_boxes_over_the_page_text(pdf_report, tmp_pa
 
     from beam_chunking.pipelines.report_pages import PALETTE
 
+    _, hosts, requests = _page_requests(pdf_report, tmp_path)
+    assert hosts == set(), json.dumps(requests, indent=1)
     shot = tmp_path / "pages.png"
     _chromium(pdf_report, f"--screenshot={shot}", "--window-size=1200,3400", "--hide-scrollbars",
               profile=tmp_path / "profile")
