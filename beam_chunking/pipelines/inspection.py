@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+
+from beam_chunking.pipelines.escape import escape_text  # noqa: F401 (re-exported: callers know it here)
 
 if TYPE_CHECKING:
     from beam_chunking.pipelines.report_pages import PlacedDocument
@@ -58,29 +59,6 @@ def percentiles(values: Sequence[int]) -> Dict[str, Optional[int]]:
         return dict.fromkeys(keys)
     found = np.percentile(arr, PERCENTILES, method="inverted_cdf")
     return dict(zip(keys, [int(v) for v in found] + [int(arr.max())]))
-
-
-def escape_text(text: str, width: Optional[int] = None) -> str:
-    """One printable line: backslash, newline, tab and control/format characters escaped.
-
-    Args:
-        text: Any text from the data (chunk text, URIs, error messages).
-        width: Longest result in characters, ending in ``…`` when cut; default unlimited.
-    """
-    out: List[str] = []
-    length = 0
-    for ch in text:
-        if ch in "\\\n\r\t":
-            piece = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch]
-        elif unicodedata.category(ch)[0] == "C" or ch in "\u2028\u2029":
-            piece = f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}"
-        else:
-            piece = ch
-        if width is not None and length + len(piece) > width - 1:
-            return "".join(out) + "…"
-        out.append(piece)
-        length += len(piece)
-    return "".join(out)
 
 
 @dataclass(frozen=True)

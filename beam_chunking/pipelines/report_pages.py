@@ -22,7 +22,7 @@ import io
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from beam_chunking.pipelines.inspection import escape_text
+from beam_chunking.pipelines.escape import escape_text
 
 #: Documents drawn at most (the first ones by URI); the others are counted.
 MAX_DOCUMENTS = 3
@@ -140,7 +140,7 @@ def _png(image) -> str:
 
 def _thumbnails(doc: PlacedDocument, data: bytes) -> List[Tuple[str, int, int, float, float]]:
     """``(png_base64, width, height, x_scale, y_scale)`` per page of ``doc.pages``."""
-    from beam_chunking.parsers._optional import require
+    from beam_chunking.errors import require_extra as require
 
     out = []
     if doc.content_type == "application/pdf":
