@@ -2,8 +2,9 @@
 
 A scanned letter, a photographed page or a multi-page fax TIFF has no text of its own: its
 text is what :func:`beam_chunking.parsers.ocr.recognise` reads, in reading order. The lines
-are laid out as a reader sees them: a line that starts more than half a line height below
-the previous one, above it (a new column) or beside it starts a new paragraph; paragraphs
+are laid out as a reader sees them: a line further below the previous one than the page's
+usual line spacing plus half a line height (so double-spaced text stays one paragraph),
+above it (a new column) or beside it starts a new paragraph; paragraphs
 are separated by a blank line and wrapped lines joined with a space (a line-end hyphen
 between two lower-case letters is joined: ``distri-`` / ``bution`` -> ``distribution``).
 
@@ -38,7 +39,8 @@ PNG, JPEG, TIFF = "image/png", "image/jpeg", "image/tiff"
 #: The content types of image documents.
 IMAGE_TYPES = (PNG, JPEG, TIFF)
 
-#: A vertical gap between two lines wider than this many line heights starts a paragraph.
+#: A vertical gap between two lines wider than the page's usual one by this many line heights
+#: starts a paragraph.
 PARAGRAPH_GAP = 0.5
 
 #: ``(separator, text, line)`` triples: how each line of a paragraph is written in the text,
@@ -140,10 +142,11 @@ def layout(lines: List[OcrLine]) -> List[Paragraph]:
     if not lines:
         return []
     height = statistics.median(line.height for line in lines)
+    widest = _leading(lines) + PARAGRAPH_GAP * height
     paragraphs: List[Paragraph] = []
     previous = None
     for line in lines:
-        if previous is None or _breaks(previous, line, height):
+        if previous is None or _breaks(previous, line, widest):
             paragraphs.append([("", line.text, line)])
             previous = line
             continue
@@ -158,15 +161,30 @@ def layout(lines: List[OcrLine]) -> List[Paragraph]:
     return paragraphs
 
 
-def _breaks(previous: OcrLine, line: OcrLine, height: float) -> bool:
-    """Whether ``line`` starts a paragraph after ``previous``."""
-    px0, ptop, px1, pbottom = previous.box
+def _leading(lines: List[OcrLine]) -> float:
+    """The page's usual gap between a line and the next one under it, in pixels: the lower
+    quartile, since most such gaps are inside paragraphs when a page has any."""
+    gaps = sorted(max(0.0, b.box[1] - a.box[3]) for a, b in zip(lines, lines[1:]) if _under(a, b))
+    return gaps[len(gaps) // 4] if gaps else 0.0
+
+
+def _under(previous: OcrLine, line: OcrLine) -> bool:
+    """Whether ``line`` is printed under ``previous``, overlapping it horizontally."""
+    px0, _, px1, pbottom = previous.box
     x0, top, x1, bottom = line.box
+    return (top + bottom) / 2 > pbottom and x0 < px1 and x1 > px0
+
+
+def _breaks(previous: OcrLine, line: OcrLine, widest: float) -> bool:
+    """Whether ``line`` starts a paragraph after ``previous``, lines of a paragraph lying
+    at most ``widest`` pixels apart."""
+    ptop, pbottom = previous.box[1], previous.box[3]
+    top, bottom = line.box[1], line.box[3]
     if ptop <= (top + bottom) / 2 <= pbottom:  # the same printed line, split at a wide space
         return False
-    if top < ptop or x0 >= px1 or x1 <= px0:  # back up the page, or beside: another column
+    if not _under(previous, line):  # back up the page, or beside: another column
         return True
-    return top - pbottom > PARAGRAPH_GAP * height
+    return top - pbottom > widest
 
 
 def _hyphenated(text: str, following: str) -> bool:

@@ -3,9 +3,9 @@
 The engine is RapidOCR (``rapidocr-onnxruntime``, the ``ocr`` extra): PaddleOCR's PP-OCRv4
 text detection and recognition models, run by ONNX Runtime on the CPU. The model files
 (16 MB) ship inside the wheel, so nothing is downloaded at run time and it works offline.
-It reads Latin and Chinese scripts, upright (a page scanned upside down is not turned). On this project's
-2-core test machine one 300-dpi A4 page of text takes several seconds (README, "Scanned
-pages and images", gives the figure and how it was measured).
+It reads Latin and Chinese scripts, upright (a page scanned upside down is not turned). It
+is slow: a dense 300-dpi A4 page takes about 18 s on this project's 2-core machine, both
+cores busy (README, "Scans and images").
 
 The engine is loaded once per process, at the first :func:`recognise` (about 1 s), and
 reused; calls are serialised, since ONNX Runtime already spreads one call over every core.

@@ -42,6 +42,7 @@ fail the document as they are extracted (:class:`~beam_chunking.errors.LimitExce
 """
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -58,6 +59,7 @@ from beam_chunking.parsers.pdf_paragraphs import Block, blocks
 from beam_chunking.parsers.pdf_tables import find_tables, table_markdown
 from beam_chunking.types import Document, ParsedDocument, TextBox
 
+_LOG = logging.getLogger(__name__)
 # PDFium is not thread-safe and Beam workers run several threads per process.
 _PDFIUM_LOCK = threading.Lock()
 #: Outline depth read (deeper bookmarks are ignored).
@@ -122,7 +124,7 @@ def _read_page(pdf, index: int, doc: Document, limits: ParseLimits, raw, ocr: st
             if chars > limits.max_page_chars:
                 raise exceeded(limits, "max_page_chars", f"PDF: page {index + 1} has {chars} characters")
             lines = page_lines(raw, textpage, height)
-            tables = find_tables(page, textpage) if lines and find_tables is not None else []
+            tables = _tables(page, textpage, index) if lines else []
         finally:
             textpage.close()
         confidence = None
@@ -140,6 +142,17 @@ def _read_page(pdf, index: int, doc: Document, limits: ParseLimits, raw, ocr: st
     if tables:
         lines = [line for line in lines if not any(_inside(line, table.box) for table in tables)]
     return _Page(width, lines, tables, confidence)
+
+
+def _tables(page, textpage, index: int) -> List[Any]:
+    """The page's tables; none when the finder fails on it: its lines then stay text, and
+    nothing is lost (a warning names the page)."""
+    try:
+        return find_tables(page, textpage)
+    except Exception as exc:  # a drawing the finder cannot read must not cost the page its text
+        _LOG.warning("PDF: page %d: tables not looked for (%s: %s); its text is kept as lines",
+                     index + 1, type(exc).__name__, exc)
+        return []
 
 
 def _inside(line: Line, box: Tuple[float, float, float, float]) -> bool:

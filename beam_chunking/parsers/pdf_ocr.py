@@ -4,10 +4,12 @@ A page is rendered with PDFium at :data:`RENDER_DPI` and recognised by
 :func:`beam_chunking.parsers.ocr.recognise`; each recognised line becomes a
 :class:`~beam_chunking.parsers.pdf_lines.Line` in page points, so the layout analysis
 (paragraphs, headings, boxes) treats a scan like any other page. The recognised text has no
-fonts: every line gets the height of its box as its size, and none is bold or monospaced.
+fonts: every line gets the height of its box as its size (the page's usual height for lines
+within a quarter of it), and none is bold or monospaced.
 """
 from __future__ import annotations
 
+import statistics
 from typing import List, Optional, Tuple
 
 from beam_chunking.errors import ParseError
@@ -59,10 +61,14 @@ def ocr_lines(page, index: int, doc: Document) -> Tuple[List[Line], Optional[flo
         # The first word's width, by its share of the line's characters.
         first = len(text.split(" ", 1)[0])
         lines.append(Line(text=text, x0=x0, top=top, x1=x1, bottom=bottom, baseline=bottom - 0.2 * size,
-                          size=round(size), bold=False, mono=False,
+                          size=size, bold=False, mono=False,
                           first_word=(x1 - x0) * first / max(1, len(text))))
     if not lines:
         return [], None
+    # Box heights vary with ascenders and descenders: lines within a quarter of the usual
+    # height are one size, so that only a real change of size (a heading) breaks a paragraph.
+    usual = statistics.median(line.size for line in lines)
+    lines = [line._replace(size=usual) if abs(line.size - usual) <= 0.25 * usual else line for line in lines]
     confidence = sum(item.confidence for item in found) / len(found)
     return lines, confidence
 

@@ -58,7 +58,7 @@ from typing import FrozenSet, List, Optional, Set
 
 from beam_chunking.errors import ChunkingError, LimitExceeded, ParseError
 from beam_chunking.parsers._frames import dumps, read_frame, write_frame
-from beam_chunking.parsers.detect import EMAIL
+from beam_chunking.parsers.detect import EMAIL, EPUB, ODP, ODS, ODT, RTF
 from beam_chunking.parsers.dispatch import parse_in_process
 from beam_chunking.parsers.image import IMAGE_TYPES
 from beam_chunking.parsers.limits import ParseLimits, budget_window, exceeded, parse_budget
@@ -74,6 +74,13 @@ ISOLATED_TYPES = frozenset({
     "application/vnd.openxmlformats-officedocument.presentationml.presentation",
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     "application/pdf",
+    # One library call each that the time budget cannot interrupt: lxml reading an
+    # OpenDocument's content.xml, striprtf reading a whole RTF file (about 0.7 MB/s).
+    EPUB,
+    ODT,
+    ODS,
+    ODP,
+    RTF,
     OUTLOOK,
     EMAIL,
     MBOX,

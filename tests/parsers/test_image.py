@@ -10,7 +10,8 @@ from beam_chunking.errors import LimitExceeded, MissingExtra, ParseError
 from beam_chunking.parsers import parse, parse_in_process
 from beam_chunking.parsers.detect import detect_content_type
 from beam_chunking.parsers.limits import ParseLimits
-from beam_chunking.parsers.ocr import ENGINE_MODULE
+from beam_chunking.parsers.image import layout
+from beam_chunking.parsers.ocr import ENGINE_MODULE, OcrLine
 from tests.parsers.fixtures import document
 from tests.parsers.ocr_images import draw, needs_ocr, overlaps, recovered
 
@@ -39,6 +40,26 @@ def test_types_come_from_names_and_magic_bytes():
     assert detect_content_type("notes.txt", encoded(small, "TIFF")) == "image/tiff"  # the bytes win
     big_endian = b"MM\x00*" + bytes(60)
     assert detect_content_type("scan", big_endian) == "image/tiff"
+
+
+def texts(paragraphs):
+    return ["".join(sep + text for sep, text, _ in para) for para in paragraphs]
+
+
+def lines_at(tops, height=30, x0=40, x1=600, words=("line",)):
+    return [OcrLine(f"{words[i % len(words)]} {i}", (x0, top, x1, top + height), 0.9) for i, top in enumerate(tops)]
+
+
+def test_layout_breaks_paragraphs_at_wide_gaps_whatever_the_line_spacing():
+    single = lines_at([0, 36, 72, 150, 186])  # 6 px between lines, 48 before the second paragraph
+    assert texts(layout(single)) == ["line 0 line 1 line 2", "line 3 line 4"]
+    double = lines_at([0, 60, 120, 180, 280, 340])  # 30 px between lines, 70 before the second
+    assert texts(layout(double)) == ["line 0 line 1 line 2 line 3", "line 4 line 5"]
+    hyphen = [OcrLine("well-known distri-", (40, 0, 600, 30), 0.9), OcrLine("bution of Tea-", (40, 36, 600, 66), 0.9),
+              OcrLine("Party", (40, 72, 600, 102), 0.9)]
+    assert texts(layout(hyphen)) == ["well-known distribution of Tea- Party"]
+    column = lines_at([0, 36]) + lines_at([0, 36], x0=700, x1=1200)  # reading order: a second column
+    assert texts(layout(column)) == ["line 0 line 1", "line 0 line 1"]
 
 
 def test_png_becomes_paragraphs_with_a_box_per_line():

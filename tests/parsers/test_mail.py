@@ -26,16 +26,18 @@ def test_headers_body_and_attachments():
     ]
     doc = parse(eml_bytes(attachments=attachments))
     check_sections(doc)
-    assert parts(doc) == ["headers", "body", "attachment:report.pdf", "attachment:report.pdf",
+    assert parts(doc) == ["headers", "body", "attachment:report.pdf",
                           "attachment:notes.docx", "attachment:data.csv", "attachment:data.csv"]
     texts = section_texts(doc)
     assert texts[0].splitlines() == [
         "From: Zoë Ångström <zoe@example.org>", "To: team@example.org", "Date: Mon, 30 Nov 2026 10:00:00 +0000",
         "Subject: Quarterly report"]
     assert texts[1] == "Hello team,\nnumbers attached."
-    assert [s.page for s in doc.sections[2:4]] == [1, 2] and texts[2] == "Revenue grew."
-    assert doc.sections[4].heading_path == ("Quarterly report", "Notes")
-    assert texts[5] == "k | v" and doc.sections[6].metadata["row"] == 2 and texts[6] == "k: a\nv: 1"
+    # The PDF's pages are one section, and its lines keep their boxes, moved with the text.
+    assert doc.sections[2].page == 1 and texts[2] == "Revenue grew.\n\nCosts fell."
+    assert [(doc.text[b.start:b.end], b.page) for b in doc.boxes] == [("Revenue grew.", 1), ("Costs fell.", 2)]
+    assert doc.sections[3].heading_path == ("Quarterly report", "Notes")
+    assert texts[4] == "k | v" and doc.sections[5].metadata["row"] == 2 and texts[5] == "k: a\nv: 1"
     assert doc.metadata["attachments_skipped"] == ["logo.png (image/png)"]
     assert all(s.heading_path[0] == "Quarterly report" for s in doc.sections)
 

@@ -96,3 +96,16 @@ def test_recognise_reads_a_title_then_each_column_where_it_was_drawn():
         assert recovered(text, found.text) >= 0.75, (found, text)
         assert overlaps(found.box, box), (found, box)
         assert 0.5 <= found.confidence <= 1.0
+
+
+def test_transparent_and_16_bit_images_are_read_as_dark_text_on_white():
+    from PIL import Image, ImageDraw
+
+    clear = Image.new("RGBA", (40, 20), (0, 0, 0, 0))  # black, fully transparent: a blank page
+    ImageDraw.Draw(clear).rectangle((5, 5, 15, 15), fill=(0, 0, 0, 255))  # the "ink"
+    flat = ocr._rgb(clear)
+    assert flat.mode == "RGB" and flat.getpixel((30, 10)) == (255, 255, 255) and flat.getpixel((10, 10)) == (0, 0, 0)
+    deep = Image.new("I;16", (40, 20), 60000)
+    ImageDraw.Draw(deep).rectangle((5, 5, 15, 15), fill=1000)
+    flat = ocr._rgb(deep)
+    assert flat.mode == "RGB" and flat.getpixel((30, 10)) == (255, 255, 255) and flat.getpixel((10, 10)) == (0, 0, 0)

@@ -204,7 +204,8 @@ def test_bulleted_and_numbered_lists_are_no_tables():
 
 
 def test_code_listing_is_no_table():
-    code = [("x = 1", "# the first"), ("total = x + 2", "# sum it"), ("print(total)", "# show it"),
+    # Only the fixed-pitch font tells this from a table: one text object per token, aligned.
+    code = [("x = 1", "# first value"), ("total = x + 2", "# running total"), ("print(total)", "# shown"),
             ("return total", "# done")]
 
     def draw(pdf):

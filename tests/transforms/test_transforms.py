@@ -46,7 +46,7 @@ def test_read_documents_size_cap_is_a_failure(tmp_path):
 
 
 def test_parse_documents_failures_pass_through():
-    docs = [Document("a", "a.txt", b"fine", "text/plain"), Document("b", "b.png", b"\x89PNG", "image/png"),
+    docs = [Document("a", "a.txt", b"fine", "text/plain"), Document("b", "b.gif", b"GIF8", "image/gif"),
             Document("c", "c.txt", b"\xff\xfe\xfd", "text/plain")]
     with pipeline() as p:
         out = p | beam.Create(docs) | ParseDocuments() | beam.Map(
