@@ -1,7 +1,8 @@
 """Typeset plain paragraphs and headings into PDFs with headless Chromium, in three layouts.
 
-    from bench.typeset import Block, build_html, typeset_cached
-    pdf = typeset_cached(build_html(blocks, "Title"), "justified", Path("bench/out/pdf"))
+    from typeset import Block, build_html, typeset_cached   # with bench/ on sys.path
+    pdf = typeset_cached(build_html([Block("heading", "Title", 1), Block("paragraph", "Text.")], "Title"),
+                         "justified", Path("bench/out/pdf"))
 
 The text of each PDF is known exactly: :func:`source_text` joins the blocks with blank lines,
 and :func:`build_html` renders the same blocks (headings ``<h1>``-``<h4>``, paragraphs ``<p>``,

@@ -124,7 +124,7 @@ def _read_page(pdf, index: int, doc: Document, limits: ParseLimits, raw, ocr: st
             if chars > limits.max_page_chars:
                 raise exceeded(limits, "max_page_chars", f"PDF: page {index + 1} has {chars} characters")
             lines = page_lines(raw, textpage, height)
-            tables = _tables(page, textpage, index) if lines else []
+            tables = _tables(page, textpage, index, lines) if lines else []
         finally:
             textpage.close()
         confidence = None
@@ -144,11 +144,11 @@ def _read_page(pdf, index: int, doc: Document, limits: ParseLimits, raw, ocr: st
     return _Page(width, lines, tables, confidence)
 
 
-def _tables(page, textpage, index: int) -> List[Any]:
+def _tables(page, textpage, index: int, lines: List[Line]) -> List[Any]:
     """The page's tables; none when the finder fails on it: its lines then stay text, and
     nothing is lost (a warning names the page)."""
     try:
-        return find_tables(page, textpage)
+        return find_tables(page, textpage, lines)
     except Exception as exc:  # a drawing the finder cannot read must not cost the page its text
         _LOG.warning("PDF: page %d: tables not looked for (%s: %s); its text is kept as lines",
                      index + 1, type(exc).__name__, exc)

@@ -23,6 +23,9 @@ from beam_chunking.parsers._build import clean
 # line break after it (U+FFFE from FPDFText_GetText, 0x02 from the bounded text).
 _BREAK = re.compile(r"[\ufffe\x02](?:\r\n|\r|\n)?|\r\n|\r|\n")
 _HYPHEN_MARKS = "\ufffe\x02"
+# Hyphens PDFium leaves at a line end: U+2010 HYPHEN (how Chromium draws a soft hyphen) and
+# U+00AD SOFT HYPHEN.
+_LINE_END_HYPHENS = "\u2010\u00ad"
 _FIXED_PITCH = 1  # FPDFText_GetFontInfo flag
 _BOLD_WEIGHT = 600
 _MONO_NAME = re.compile(r"mono|courier|consol|typewriter|menlo|cmtt|fixed", re.I)
@@ -141,6 +144,12 @@ def page_lines(raw, textpage, height: float) -> List[Line]:
         next_pos = m.end() if m is not None else len(text)
         first, last = _edge(segment, True), _edge(segment, False)
         hyphenated = m is not None and m.group()[0] in _HYPHEN_MARKS
+        if m is not None and not hyphenated and last is not None and segment[last] in _LINE_END_HYPHENS:
+            # A typographic or soft hyphen ending a line: PDFium leaves it in the text.
+            hyphenated = True
+            segment = segment[:last]
+            last = _edge(segment, False)
+            first = None if last is None else first
         if first is not None and clean(segment).strip():
             i0 = _char_index(raw, reader.tp, pos + first, identity)
             i1 = _char_index(raw, reader.tp, pos + last, identity)

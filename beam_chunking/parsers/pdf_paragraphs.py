@@ -4,19 +4,23 @@ A PDF has no paragraphs, only positioned lines. Two consecutive lines belong to 
 paragraph unless one of these says otherwise:
 
 - **the font changes**: another size (more than 0.6 pt), or monospaced against proportional;
-- **a list item starts**: the next line begins with a bullet, a dash or ``1.``/``a)``, or
-  the line is a contents entry with a dot leader;
+- **a list item starts**: the next line begins with a bullet or ``1.``/``a)`` (a dash, in a
+  list), or the line is a contents entry with a dot leader;
 - **the gap grows**: the baselines lie more than 1.3 times the body's usual line pitch apart
   (measured per font size over the whole document);
 - **the line ended early**: the next line's first word would have fitted after it, so the
   line was not full when it was broken (this tells a paragraph's short last line in ragged
   and justified text alike, and needs no threshold on the line length). The column's right
-  edge is the furthest its lines reach in the whole document;
+  edge is where the prose lines starting at its left end in the whole document (90th
+  percentile);
 - **the next line is indented**: it starts at least 0.6 em to the right of a line that
   started at the column's edge (a first-line indent), and the line before is no list item.
 
 Monospaced lines keep their line breaks (code); other lines are joined with a space, and a
-word hyphenated at a line end is joined again (the hyphen kept before a capital or a digit).
+word hyphenated at a line end is joined again (the hyphen kept before a capital or a digit,
+and where the document spells the compound with a hyphen elsewhere and never without).
+An en or em dash opens a list item only in a list or indented apart: prose lines may begin
+with one.
 
 A line that starts above the previous one starts a new column (multi-column pages are drawn
 column by column). At a column or page turn the paragraph goes on when the last line was full
@@ -31,13 +35,17 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from beam_chunking.parsers.furniture import is_dot_leader
 from beam_chunking.parsers.pdf_lines import Line
 
-_LIST_MARKER = re.compile(r"^(?:[\u2022\u2023\u25e6\u2043\u2219\u25aa\u25cf\u25a0\u2013\u2014*+\-\u00b7]\s|"
+_LIST_MARKER = re.compile(r"^(?:[\u2022\u2023\u25e6\u2043\u2219\u25aa\u25cf\u25a0*+\-\u00b7]\s|"
                           r"(?:\d{1,3}|[a-zA-Z]|[ivxlc]{1,5})[.)]\s)")
+# An en or em dash opens a list item only in a list (or indented apart): prose lines may
+# begin with a dash too ("— and then").
+_DASH = re.compile(r"^[\u2013\u2014]\s")
+_WORD_EDGE = re.compile(r"^\W+|\W+$")
 #: How much larger than the body text a heading is set, at least.
 HEADING_RATIO = 1.15
 _PITCH_RATIO = 1.3
@@ -57,6 +65,8 @@ class Block:
 
     kind: str
     lines: List[Tuple[int, Line]] = field(default_factory=list)
+    #: Lines (by index) whose word, hyphenated at the line before's end, keeps its hyphen.
+    keep_hyphens: Set[int] = field(default_factory=set)
 
     @property
     def size(self) -> float:
@@ -75,7 +85,7 @@ class Block:
         length = 0
         for k, (_, line) in enumerate(self.lines):
             if k:
-                joint = _joint(self.lines[k - 1][1], line, self.kind == "code")
+                joint = _joint(self.lines[k - 1][1], line, self.kind == "code", k in self.keep_hyphens)
                 parts.append(joint)
                 length += len(joint)
             parts.append(line.text)
@@ -84,11 +94,44 @@ class Block:
         return "".join(parts), spans
 
 
-def _joint(a: Line, b: Line, code: bool) -> str:
+def _joint(a: Line, b: Line, code: bool, keep_hyphen: bool = False) -> str:
     if a.hyphenated:
-        # A hyphen at a line end splits a word unless a capital or digit follows (a compound).
-        return "" if b.text[:1].islower() and a.text[-1:].isalpha() else "-"
+        # A hyphen at a line end splits a word unless a capital or digit follows, or the
+        # document spells the compound with its hyphen elsewhere (see _hyphenated_words).
+        return "" if b.text[:1].islower() and a.text[-1:].isalpha() and not keep_hyphen else "-"
     return "\n" if code else " "
+
+
+def _hyphenated_words(pages: Sequence[Sequence[Line]]) -> Tuple[Set[str], Set[str]]:
+    """The lower-cased words of the document's lines: those spelt with a hyphen, and all."""
+    compounds: Set[str] = set()
+    words: Set[str] = set()
+    for lines in pages:
+        for line in lines:
+            for word in line.text.lower().split():
+                word = _WORD_EDGE.sub("", word)
+                words.add(word)
+                if "-" in word:
+                    compounds.add(word)
+    return compounds, words
+
+
+def _mark_compounds(found: Sequence[Block], pages: Sequence[Sequence[Line]]) -> None:
+    """Keep the hyphen of a word split at a line end where the document spells it with a
+    hyphen elsewhere and never without."""
+    compounds: Optional[Set[str]] = None
+    words: Set[str] = set()
+    for block in found:
+        for k in range(1, len(block.lines)):
+            a, b = block.lines[k - 1][1], block.lines[k][1]
+            if not a.hyphenated or not a.text or not b.text:
+                continue
+            if compounds is None:
+                compounds, words = _hyphenated_words(pages)
+            left = _WORD_EDGE.sub("", a.text.rsplit(" ", 1)[-1].lower())
+            right = _WORD_EDGE.sub("", b.text.split(" ", 1)[0].lower())
+            if f"{left}-{right}" in compounds and f"{left}{right}" not in words:
+                block.keep_hyphens.add(k)
 
 
 def _round(size: float) -> float:
@@ -142,29 +185,33 @@ def _runs(page: int, lines: Sequence[Line]) -> List[_Run]:
         runs.append(_Run(page, [line]))
     for run in runs:
         run.left = min(line.x0 for line in run.lines)
-        # Code may run into the margin: the column's edge is the prose's.
-        prose = [line.x1 for line in run.lines if not line.mono]
-        run.right = max(prose or [line.x1 for line in run.lines])
+        run.right = max(line.x1 for line in run.lines)
     return runs
 
 
 def _widen(runs: Sequence[_Run], widths: Optional[Sequence[float]]) -> None:
-    """Give each run the right edge of its column: the furthest any run at the same left
-    reaches in the document. Where even that is under :data:`_NARROW` of the page's width
-    less its margins on a page of one column (short lines: a list, a form), the right
-    margin is taken to mirror the left one."""
-    reach: List[Tuple[float, float]] = []
+    """Give each run the right edge of its column: where the prose lines that start at the
+    same left (within 15 pt) anywhere in the document end, at the 90th percentile (a table
+    or a long line of code running into the margin moves no edge). Where even that is under
+    :data:`_NARROW` of the page's width less its margins on a page of one column (short
+    lines: a list, a form), the right margin is taken to mirror the left one."""
+    clusters: List[Tuple[float, List[float]]] = []
     for run in sorted(runs, key=lambda r: r.left):
-        if reach and run.left - reach[-1][0] < 15:
-            reach[-1] = (reach[-1][0], max(reach[-1][1], run.right))
+        ends = [line.x1 for line in run.lines if not line.mono] or [line.x1 for line in run.lines]
+        if clusters and run.left - clusters[-1][0] < 15:
+            clusters[-1][1].extend(ends)
         else:
-            reach.append((run.left, run.right))
+            clusters.append((run.left, list(ends)))
+    edges = []
+    for left, ends in clusters:
+        ends.sort()
+        edges.append((left, ends[min(len(ends) - 1, int(0.9 * len(ends)))]))
     lefts: Dict[int, float] = {}
     for run in runs:
         lefts[run.page] = min(lefts.get(run.page, run.left), run.left)
+        run.right = next(right for left, right in reversed(edges) if left <= run.left)
     columns = _multi_column_pages(runs)
     for run in runs:
-        run.right = max([run.right] + [right for left, right in reach if abs(left - run.left) < 15])
         if widths is None or run.page >= len(widths) or run.page in columns:
             continue
         text_width = widths[run.page] - 2 * lefts[run.page]
@@ -191,6 +238,15 @@ def _marker(line: Line) -> bool:
     return bool(_LIST_MARKER.match(line.text))
 
 
+def _item(a: Line, b: Line) -> bool:
+    """Whether ``b`` opens a list item after ``a``: a bullet or number, or a dash in a list
+    (``a`` an item too) or set apart from ``a`` by its indentation."""
+    if _marker(b):
+        return True
+    return bool(_DASH.match(b.text)) and (_marker(a) or bool(_DASH.match(a.text))
+                                          or abs(b.x0 - a.x0) > 0.5 * a.size)
+
+
 def _ended_early(a: Line, b: Line, right: float) -> bool:
     """Whether ``a`` was broken with room to spare: ``b``'s first word would have fitted."""
     if a.hyphenated:
@@ -207,7 +263,7 @@ def _same_font(a: Line, b: Line) -> bool:
 
 def new_paragraph(a: Line, b: Line, run: _Run, metrics: Metrics) -> bool:
     """Whether ``b``, the line after ``a`` in the same column, starts a new block."""
-    if not _same_font(a, b) or _marker(b) or (a.text[-1:].isdigit() and is_dot_leader(a.text)):
+    if not _same_font(a, b) or _item(a, b) or (a.text[-1:].isdigit() and is_dot_leader(a.text)):
         return True
     if b.baseline - a.baseline > _PITCH_RATIO * metrics.pitch(a.size):
         return True
@@ -216,12 +272,13 @@ def new_paragraph(a: Line, b: Line, run: _Run, metrics: Metrics) -> bool:
     if _ended_early(a, b, run.right):
         return True
     em = a.size
-    return b.x0 > a.x0 + _INDENT_EM * em and a.x0 <= run.left + _INDENT_EM * em and not _marker(a)
+    return (b.x0 > a.x0 + _INDENT_EM * em and a.x0 <= run.left + _INDENT_EM * em and not _marker(a)
+            and not _DASH.match(a.text))
 
 
 def _continues(a: Line, a_run: _Run, b: Line, b_run: _Run, metrics: Metrics) -> bool:
     """Whether the block ending with ``a`` goes on with ``b`` at the top of the next column or page."""
-    if not _same_font(a, b) or _marker(b) or metrics.heading(b.size):
+    if not _same_font(a, b) or _item(a, b) or metrics.heading(b.size):
         return False
     if a.mono:
         return True
@@ -289,6 +346,7 @@ def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = 
             open_block = Block(_kind(line, metrics), [(run.page, line)])
             open_run = run
     close()
+    _mark_compounds(out, pages)
     return out
 
 

@@ -49,7 +49,7 @@ import ctypes
 import re
 import statistics
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 from beam_chunking.parsers._optional import require
 
@@ -111,12 +111,30 @@ def table_markdown(table: PdfTable) -> str:
     return "\n".join([line(header), "|" + "---|" * len(header)] + [line(r) for r in body])
 
 
-def find_tables(page, textpage) -> List[PdfTable]:
+def may_hold_aligned_table(lines: Sequence[Any]) -> bool:
+    """Whether a page's lines (:func:`~beam_chunking.parsers.pdf_lines.page_lines`) leave room
+    for a whitespace-aligned table: two lines that share a baseline with the line before
+    (PDFium breaks a row at its widest gaps), or two lines spread over 1.3 times the width
+    their characters take in the page's prose (gutters). A page of prose has neither, and
+    its text runs need not be read (about a third of the parse of a Chromium-printed page)."""
+    ratios = sorted((line.x1 - line.x0) / (len(line.text) * line.size) for line in lines
+                    if len(line.text) >= 30 and not line.mono and line.size > 0)
+    usual = ratios[len(ratios) // 2] if ratios else 0.5
+    beside = sum(1 for a, b in zip(lines, lines[1:]) if abs(a.baseline - b.baseline) < 0.3 * max(a.size, 1.0))
+    spread = sum(1 for line in lines if len(line.text) >= 4 and line.size > 0
+                 and (line.x1 - line.x0) / (len(line.text) * line.size) > 1.3 * usual)
+    return beside >= 2 or spread >= 2
+
+
+def find_tables(page, textpage, lines: Optional[Sequence[Any]] = None) -> List[PdfTable]:
     """Tables on one pypdfium2 page, top to bottom.
 
     Args:
         page: An open ``pypdfium2.PdfPage``.
         textpage: Its open ``pypdfium2.PdfTextPage``.
+        lines: The page's lines, when the caller has read them: whitespace-aligned tables
+            are then looked for only where :func:`may_hold_aligned_table` says they may be.
+            Default ``None``: always looked for.
 
     Returns:
         The tables, sorted by their top edge; ``[]`` for a page without any (most pages,
@@ -134,7 +152,8 @@ def find_tables(page, textpage) -> List[PdfTable]:
     hs = [h for h in hs if 0 <= h[0] <= height and h[1] < width and h[2] > 0]
     vs = [(v[0], max(v[1], 0.0), min(v[2], height)) for v in vs if 0 <= v[0] <= width and v[1] < height and v[2] > 0]
     tables = _ruled_tables(hs, vs, textpage, left, top) if hs and vs else []
-    tables += _aligned_tables(raw, textpage, left, top, width, height, [t.box for t in tables])
+    if lines is None or may_hold_aligned_table(lines):
+        tables += _aligned_tables(raw, textpage, left, top, width, height, [t.box for t in tables])
     return sorted(tables, key=lambda t: (t.box[1], t.box[0]))
 
 

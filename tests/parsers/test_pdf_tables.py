@@ -10,6 +10,7 @@ from typing import Callable, List
 
 import pytest
 
+from beam_chunking.parsers.pdf_lines import page_lines
 from beam_chunking.parsers.pdf_tables import PdfTable, find_tables, table_markdown
 
 pdfium = pytest.importorskip("pypdfium2")
@@ -28,7 +29,12 @@ def tables_in(data: bytes, page: int = 0) -> List[PdfTable]:
         p = pdf[page]
         tp = p.get_textpage()
         try:
-            return find_tables(p, tp)
+            # As the PDF parser calls it: with the page's lines, so the cheap check that skips
+            # prose pages is tested on every case too.
+            lines = page_lines(pdfium.raw, tp, p.get_height())
+            found = find_tables(p, tp, lines)
+            assert found == find_tables(p, tp), "the check on the lines skipped a table"
+            return found
         finally:
             tp.close()
             p.close()
