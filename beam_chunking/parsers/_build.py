@@ -210,6 +210,11 @@ class HeadingSections:
             return self.builder.last_start
         return None
 
+    def cut(self) -> None:
+        """End the open section: the next block starts another under the same heading (the
+        text between them was left out, so they are not one run of text)."""
+        self.open = self.heading_only = False
+
     def untitled(self, level: int, title: str) -> None:
         """Start a section under a heading of ``level`` that is not in the text (a PDF
         bookmark its page does not show): the blocks after it go under ``title``."""

@@ -54,6 +54,7 @@ from beam_chunking.parsers.furniture import Furniture, contents_lines
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, check_time, exceeded
 from beam_chunking.parsers.pdf_headings import Heading, headings
 from beam_chunking.parsers.pdf_lines import Line, page_lines
+from beam_chunking.parsers.ocr import check_ocr
 from beam_chunking.parsers.pdf_ocr import ocr_lines, want_ocr
 from beam_chunking.parsers.pdf_paragraphs import Block, blocks
 from beam_chunking.parsers.pdf_tables import find_tables, table_markdown
@@ -131,9 +132,7 @@ def _read_page(pdf, index: int, doc: Document, limits: ParseLimits, raw, ocr: st
         if want_ocr(ocr, bool(lines)):
             lines, confidence = ocr_lines(page, index, doc)
             tables = []
-    except (LimitExceeded, MissingExtra):
-        raise
-    except ParseError:
+    except (LimitExceeded, MissingExtra, ParseError):
         raise
     except Exception as exc:
         raise ParseError(f"PDF: page {index + 1} cannot be read ({exc})", document_id=doc.id, uri=doc.uri) from None
@@ -233,7 +232,12 @@ def _assemble(blocks: List[Block], pages: Sequence[_Page], marks: Sequence[Headi
         by_block.setdefault(mark.block, []).append(mark)
     block_index = {id(block): k for k, block in enumerate(blocks)}
     group = 0
+    last_page = None
     for block, table in _place_tables(blocks, pages):
+        first_page = table[0] if table is not None else block.page
+        if last_page is not None and first_page > last_page + 1:
+            out.cut()  # pages left out between (contents, blank, scanned): no section spans them
+        last_page = table[0] if table is not None else block.lines[-1][0]
         if table is not None:
             index, found = table
             start = out.unit(table_markdown(found), "table", page=index + 1)
@@ -279,9 +283,13 @@ def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DE
             Default none.
         ocr: ``"auto"`` (default: recognise pages without a text layer when the ``ocr`` extra
             is installed), ``"always"`` (every page) or ``"never"``.
+
+    Raises:
+        ConfigError: ``ocr`` is none of those.
     """
+    check_ocr(ocr)
     pdfium = require("pypdfium2", "pypdfium2")
-    import pypdfium2.raw as raw
+    raw = require("pypdfium2.raw", "pypdfium2")
 
     _check_bytes(doc)
     with _PDFIUM_LOCK:

@@ -62,44 +62,75 @@ class Line(NamedTuple):
     hyphenated: bool = False
 
 
+class _Calls:
+    """PDFium's per-character text calls, declared with plain pointer arguments: pypdfium2's
+    typed wrappers convert every argument and cost about twice as much per call, and a page
+    takes about ten calls a line."""
+
+    def __init__(self, raw):
+        v, i, d = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
+
+        def proto(fn, res, *args):
+            return ctypes.CFUNCTYPE(res, *args)(ctypes.cast(fn, v).value)
+
+        self.char_box = proto(raw.FPDFText_GetCharBox, i, v, i, v, v, v, v)
+        self.loose_box = proto(raw.FPDFText_GetLooseCharBox, i, v, i, v)
+        self.origin = proto(raw.FPDFText_GetCharOrigin, i, v, i, v, v)
+        self.font_size = proto(raw.FPDFText_GetFontSize, d, v, i)
+        self.font_weight = proto(raw.FPDFText_GetFontWeight, i, v, i)
+        self.font_info = proto(raw.FPDFText_GetFontInfo, ctypes.c_ulong, v, i, v, ctypes.c_ulong, v)
+
+
+_CALLS: Dict[int, _Calls] = {}  # one set per process (per pypdfium2.raw module)
+
+
 class _Reader:
     """The few per-character PDFium calls the lines need, with their out-parameters made once."""
 
     def __init__(self, raw, textpage, height: float):
-        self.raw = raw
-        self.tp = textpage.raw if hasattr(textpage, "raw") else textpage
+        calls = _CALLS.get(id(raw))
+        if calls is None:
+            calls = _CALLS[id(raw)] = _Calls(raw)
+        self.calls = calls
+        self.typed = textpage.raw if hasattr(textpage, "raw") else textpage  # for the rare typed call
+        self.tp = ctypes.cast(self.typed, ctypes.c_void_p).value
         self.height = height
-        self.left, self.right = ctypes.c_double(), ctypes.c_double()
-        self.bottom, self.top = ctypes.c_double(), ctypes.c_double()
+        self.values = (ctypes.c_double * 4)()
+        self.rect = (ctypes.c_float * 4)()  # FS_RECTF: left, top, right, bottom
         self.flags = ctypes.c_int()
         self.name = (ctypes.c_char * 128)()
         self.names: Dict[bytes, bool] = {}  # font name -> monospaced, per page
-        self.rect = raw.FS_RECTF()
+        base = ctypes.addressof(self.values)
+        self.slots = tuple(base + 8 * k for k in range(4))
+        self.rect_at = ctypes.addressof(self.rect)
+        self.name_at, self.flags_at = ctypes.addressof(self.name), ctypes.addressof(self.flags)
 
     def box(self, index: int) -> Tuple[float, float, float, float]:
         """Tight box ``(x0, top, x1, bottom)`` of character ``index``, top-left origin."""
-        self.raw.FPDFText_GetCharBox(self.tp, index, self.left, self.right, self.bottom, self.top)
-        return self.left.value, self.height - self.top.value, self.right.value, self.height - self.bottom.value
+        left, right, bottom, top = self.slots
+        self.calls.char_box(self.tp, index, left, right, bottom, top)
+        v = self.values
+        return v[0], self.height - v[3], v[1], self.height - v[2]
 
     def loose(self, index: int) -> Tuple[float, float]:
         """``(top, bottom)`` of character ``index`` by its font's ascent and descent."""
-        self.raw.FPDFText_GetLooseCharBox(self.tp, index, self.rect)
-        return self.height - self.rect.top, self.height - self.rect.bottom
+        self.calls.loose_box(self.tp, index, self.rect_at)
+        return self.height - self.rect[1], self.height - self.rect[3]
 
     def baseline(self, index: int) -> float:
         """The baseline (origin y) of character ``index``."""
-        self.raw.FPDFText_GetCharOrigin(self.tp, index, self.left, self.bottom)
-        return self.height - self.bottom.value
+        self.calls.origin(self.tp, index, self.slots[0], self.slots[1])
+        return self.height - self.values[1]
 
     def size(self, index: int) -> float:
-        return float(self.raw.FPDFText_GetFontSize(self.tp, index))
+        return float(self.calls.font_size(self.tp, index))
 
     def bold(self, index: int) -> bool:
-        return self.raw.FPDFText_GetFontWeight(self.tp, index) >= _BOLD_WEIGHT
+        return self.calls.font_weight(self.tp, index) >= _BOLD_WEIGHT
 
     def mono(self, index: int) -> bool:
         # The flag, or the name where the flag is missing (the standard Courier fonts).
-        self.raw.FPDFText_GetFontInfo(self.tp, index, self.name, len(self.name), ctypes.byref(self.flags))
+        self.calls.font_info(self.tp, index, self.name_at, len(self.name), self.flags_at)
         if self.flags.value & _FIXED_PITCH:
             return True
         name = self.name.value
@@ -151,15 +182,15 @@ def page_lines(raw, textpage, height: float) -> List[Line]:
             last = _edge(segment, False)
             first = None if last is None else first
         if first is not None and clean(segment).strip():
-            i0 = _char_index(raw, reader.tp, pos + first, identity)
-            i1 = _char_index(raw, reader.tp, pos + last, identity)
+            i0 = _char_index(raw, reader.typed, pos + first, identity)
+            i1 = _char_index(raw, reader.typed, pos + last, identity)
             x0, _, _, _ = reader.box(i0)
             _, _, x1, _ = reader.box(i1)
             top, bottom = reader.loose(i0)
             top1, bottom1 = reader.loose(i1)
             space = segment.find(" ", first)
             if space > first:
-                _, _, word_end, _ = reader.box(_char_index(raw, reader.tp, pos + space - 1, identity))
+                _, _, word_end, _ = reader.box(_char_index(raw, reader.typed, pos + space - 1, identity))
                 first_word = max(0.0, word_end - x0)
             else:
                 first_word = max(0.0, x1 - x0)

@@ -322,7 +322,9 @@ def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = 
             if open_block is not None:
                 prev = open_block.lines[-1][1]
                 if k == 0:
-                    joins = _continues(prev, open_run, line, run, metrics)
+                    # Only to the next page: pages left out between (contents, blank) end it.
+                    joins = (run.page <= open_block.lines[-1][0] + 1
+                             and _continues(prev, open_run, line, run, metrics))
                 else:
                     joins = not new_paragraph(prev, line, run, metrics)
                 if joins and open_block.kind == "heading" and len(open_block.lines) >= 3:

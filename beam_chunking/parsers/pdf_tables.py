@@ -126,6 +126,11 @@ def may_hold_aligned_table(lines: Sequence[Any]) -> bool:
     return beside >= 2 or spread >= 2
 
 
+def _holds(box: Tuple[float, float, float, float], line: Any) -> bool:
+    x, y = (line.x0 + line.x1) / 2, (line.top + line.bottom) / 2
+    return box[0] - 1 <= x <= box[2] + 1 and box[1] - 1 <= y <= box[3] + 1
+
+
 def find_tables(page, textpage, lines: Optional[Sequence[Any]] = None) -> List[PdfTable]:
     """Tables on one pypdfium2 page, top to bottom.
 
@@ -152,6 +157,8 @@ def find_tables(page, textpage, lines: Optional[Sequence[Any]] = None) -> List[P
     hs = [h for h in hs if 0 <= h[0] <= height and h[1] < width and h[2] > 0]
     vs = [(v[0], max(v[1], 0.0), min(v[2], height)) for v in vs if 0 <= v[0] <= width and v[1] < height and v[2] > 0]
     tables = _ruled_tables(hs, vs, textpage, left, top) if hs and vs else []
+    if lines is not None and tables:  # rows of the ruled tables found are no sign of another
+        lines = [line for line in lines if not any(_holds(t.box, line) for t in tables)]
     if lines is None or may_hold_aligned_table(lines):
         tables += _aligned_tables(raw, textpage, left, top, width, height, [t.box for t in tables])
     return sorted(tables, key=lambda t: (t.box[1], t.box[0]))

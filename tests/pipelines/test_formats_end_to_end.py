@@ -124,7 +124,8 @@ def test_ten_megabyte_single_line(tmp_path):
 @pytest.mark.skipif(realdocs_dir() is None, reason="../shared/realdocs/debian-reference is absent")
 def test_real_book_three_ways(tmp_path):
     out = str(tmp_path / "out")
-    assert main(["run", "--input", f"{realdocs_dir()}/debian-reference.en.*", "--output", out]) == 0
+    # --ocr never: the cover is an image (test_pdf_ocr.py covers OCR), 20 s to read here.
+    assert main(["run", "--input", f"{realdocs_dir()}/debian-reference.en.*", "--output", out, "--ocr", "never"]) == 0
     docs = {os.path.basename(d["uri"]): d for d in read(out, "documents")}
     assert {k: (d["status"], d["content_type"]) for k, d in docs.items()} == {
         "debian-reference.en.pdf": ("ok", "application/pdf"),
