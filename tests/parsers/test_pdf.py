@@ -46,7 +46,7 @@ def test_pages_numbered_from_one_and_empty_pages_counted():
     doc = parse(pdf_bytes(["Alpha page words.", "", "Gamma page, third."]))
     check_sections(doc)
     assert blocks_by_page(doc) == [(1, "Alpha page words."), (3, "Gamma page, third.")]
-    assert [s.page for s in doc.sections] == [1]
+    assert [s.page for s in doc.sections] == [1, 3]  # no section spans the empty page
     assert doc.metadata["pdf_pages"] == 3 and doc.metadata["pdf_pages_without_text"] == 1
 
 

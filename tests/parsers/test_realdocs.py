@@ -95,7 +95,8 @@ def test_pdf_pages_headings_and_running_headers_when_kept(pdf_data):
     assert shell and pdf.text[shell[0].start:shell[0].end].startswith("1.1.1 The shell prompt")
     # The running headers stay, each a paragraph of its own on its page.
     assert "\n\nDebian Reference 73 / 233\n\n" in pdf.text
-    assert len(DOT_LEADER.findall(pdf.text)) > 600
+    # The contents entries stay (an entry wrapped over two lines is one line of text).
+    assert len(DOT_LEADER.findall(pdf.text)) > 580
 
 
 def test_pdf_chunks_hold_no_page_furniture(pdf):
