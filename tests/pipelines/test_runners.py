@@ -19,6 +19,7 @@ from beam_chunking.strategies import RecursiveChunker
 from beam_chunking.transforms import ChunkDocuments, ParseDocuments, ReadDocuments, WriteChunkTable
 from beam_chunking.transforms.manifest import read_manifest, read_table
 from beam_chunking.types import Chunk, ParsedDocument
+from tests.parsers.fixtures import pdf_bytes
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
 
@@ -39,7 +40,7 @@ def dask_address():
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """40 Markdown files of different sizes, the examples, one empty file and one fake PDF."""
+    """40 Markdown files of different sizes, the examples, one empty file, one fake PDF and a real one."""
     src = tmp_path_factory.mktemp("corpus")
     for i in range(40):
         body = "".join(f"Sentence {j} of document {i} talks about topic {i % 7}. " for j in range(20 + 15 * (i % 9)))
@@ -48,6 +49,10 @@ def corpus(tmp_path_factory):
         (src / name).write_bytes(open(os.path.join(EXAMPLES, name), "rb").read())
     (src / "empty.txt").write_bytes(b"")
     (src / "broken.pdf").write_bytes(b"%PDF-1.4\nnot really")
+    # A PDF whose paragraphs run over page turns: its chunks' boxes and page ranges too must
+    # be the same on every runner.
+    prose = " ".join(f"Line {k} of the printed report says something about part {k % 5}." for k in range(160))
+    (src / "report.pdf").write_bytes(pdf_bytes([prose[:4000], prose[4000:]]))
     return str(src)
 
 
@@ -79,6 +84,8 @@ def test_same_tables_on_every_runner(mode, num_shards, corpus, baseline, dask_ad
     args = ["--input", f"{corpus}/*", "--output", out, "--num-shards", str(num_shards)]
     summary = run(args + runner_args(mode, dask_address))
     chunks, documents = baseline
+    pdf = [c for c in chunks if c["uri"].endswith("report.pdf")]
+    assert pdf and all(c["boxes"] for c in pdf) and any(c["page_end"] > c["page"] for c in pdf)
     assert sorted_rows(out, "chunks", "chunk_id") == chunks
     assert sorted_rows(out, "documents", "document_id") == documents
     files = len(os.listdir(corpus))
@@ -179,6 +186,8 @@ def test_dask_worker_killed_mid_run_still_gives_the_same_tables(corpus, baseline
     run_stages("dask", dask_address, f"{corpus}/*", out, beam.Map(die_once, str(tmp_path / "died")))
     assert os.path.exists(tmp_path / "died")
     chunks, documents = baseline
+    pdf = [c for c in chunks if c["uri"].endswith("report.pdf")]
+    assert pdf and all(c["boxes"] for c in pdf) and any(c["page_end"] > c["page"] for c in pdf)
     assert sorted_rows(out, "chunks", "chunk_id") == chunks
     assert sorted_rows(out, "documents", "document_id") == documents
     committed = {p for files in read_manifest(out)["tables"].values() for p in files}
