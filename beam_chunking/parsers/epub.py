@@ -70,15 +70,19 @@ class _Book:
     def fail(self, message: str) -> ParseError:
         return ParseError(f"EPUB: {message}", document_id=self.doc.id, uri=self.doc.uri)
 
+    def read(self, name: str, missing: str) -> bytes:
+        """Member ``name``'s bytes; ``missing`` says what its absence means."""
+        try:
+            return self.archive.read(name)
+        except KeyError:
+            raise self.fail(missing) from None
+        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as exc:
+            raise self.fail(f"member {name} cannot be read ({exc})") from None
+
     def xml(self, name: str):
         """Member ``name`` parsed by defusedxml (entity declarations refused)."""
         defused = self.defused  # defusedxml.ElementTree
-        try:
-            data = self.archive.read(name)
-        except KeyError:
-            raise self.fail(f"missing {name}; the file is a zip but not an EPUB") from None
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as exc:
-            raise self.fail(f"member {name} cannot be read ({exc})") from None
+        data = self.read(name, f"missing {name}; the file is a zip but not an EPUB")
         try:
             return defused.fromstring(data)
         except defused.ParseError as exc:
@@ -142,12 +146,7 @@ def _encrypted(book: _Book) -> FrozenSet[str]:
 
 
 def _chapter(book: _Book, path: str, errors: str, keep: FrozenSet[str]) -> ParsedDocument:
-    try:
-        data = book.archive.read(path)
-    except KeyError:
-        raise book.fail(f"chapter {path} is listed in the spine but missing from the zip") from None
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as exc:
-        raise book.fail(f"chapter {path} cannot be read ({exc})") from None
+    data = book.read(path, f"chapter {path} is listed in the spine but missing from the zip")
     data = _SELF_CLOSED_RAW.sub(rb"<\1\2></\1>", data)
     sub = Document(book.doc.id, f"{book.doc.uri}#{path}", data, "text/html", {})
     return parse_html(sub, errors=errors, limits=book.limits, keep=keep)
