@@ -52,6 +52,10 @@ _PITCH_RATIO = 1.3
 _INDENT_EM = 0.6
 #: Below this share of the page's text width, no line of a column reached its right edge.
 _NARROW = 0.6
+#: Lines either side a line's own right edge is measured over, and the least share of the
+#: column's edge that edge may be (short lines together set no edge of their own).
+_NEARBY = 6
+_LOCAL_FLOOR = 0.8
 
 
 @dataclass
@@ -170,6 +174,14 @@ class _Run:
     lines: List[Line]
     left: float = 0.0
     right: float = 0.0
+    rights: List[float] = field(default_factory=list)  # each line's right edge (see _local_edges)
+
+    def right_of(self, line: Line) -> float:
+        """The right edge that ``line`` was set against."""
+        for k in range(len(self.lines) - 1, -1, -1):
+            if self.lines[k] is line:
+                return self.rights[k]
+        return self.right
 
 
 def _runs(page: int, lines: Sequence[Line]) -> List[_Run]:
@@ -217,6 +229,23 @@ def _widen(runs: Sequence[_Run], widths: Optional[Sequence[float]]) -> None:
         text_width = widths[run.page] - 2 * lefts[run.page]
         if text_width > 0 and run.right - lefts[run.page] < _NARROW * text_width:
             run.right = widths[run.page] - lefts[run.page]
+    for run in runs:
+        run.rights = _local_edges(run)
+
+
+def _local_edges(run: _Run) -> List[float]:
+    """Each line's right edge: where the nearby lines that start where it does (within
+    :data:`_NEARBY` lines) end, when two or more do and reach past :data:`_LOCAL_FLOOR` of
+    the column's edge, else the column's edge. A quotation or an indented block set
+    narrower than the column is measured against its own edge, not the column's."""
+    out = []
+    lines = run.lines
+    for k, line in enumerate(lines):
+        ends = [other.x1 for other in lines[max(0, k - _NEARBY):k + _NEARBY + 1]
+                if other is not line and abs(other.x0 - line.x0) < 1.5 and not other.mono]
+        local = max(ends) if len(ends) >= 2 else 0.0
+        out.append(local if local >= _LOCAL_FLOOR * run.right and local > line.x1 - 0.5 else run.right)
+    return out
 
 
 def _multi_column_pages(runs: Sequence[_Run]) -> set:
@@ -269,7 +298,7 @@ def new_paragraph(a: Line, b: Line, run: _Run, metrics: Metrics) -> bool:
         return True
     if a.mono:
         return False  # code keeps its lines together, whatever their length
-    if _ended_early(a, b, run.right):
+    if _ended_early(a, b, run.right_of(a)):
         return True
     em = a.size
     return (b.x0 > a.x0 + _INDENT_EM * em and a.x0 <= run.left + _INDENT_EM * em and not _marker(a)
@@ -282,7 +311,7 @@ def _continues(a: Line, a_run: _Run, b: Line, b_run: _Run, metrics: Metrics) -> 
         return False
     if a.mono:
         return True
-    return not _ended_early(a, b, a_run.right) and b.x0 <= b_run.left + _INDENT_EM * b.size
+    return not _ended_early(a, b, a_run.right_of(a)) and b.x0 <= b_run.left + _INDENT_EM * b.size
 
 
 def _kind(line: Line, metrics: Metrics) -> str:
