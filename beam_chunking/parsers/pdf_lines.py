@@ -40,10 +40,11 @@ class Line(NamedTuple):
         top: Top edge, points from the page top.
         x1: Right edge.
         bottom: Bottom edge.
-        baseline: Baseline of the line's first character, points from the page top.
-        size: Font size of its first character, points.
-        bold: Its first and last characters are bold.
-        mono: Its first character's font is monospaced.
+        baseline: Baseline of its first letter or digit, points from the page top.
+        size: The larger font size of its first letter or digit (else its first character)
+            and its last character, points: inline code or a smaller bullet does not set it.
+        bold: Those two characters are bold.
+        mono: Those two characters' fonts are monospaced (a code line, not inline code).
         first_word: Width of its first word, points.
         hyphenated: It ended with a hyphen at the line end (not in ``text``): the word may go
             on in the next line.
@@ -194,12 +195,16 @@ def page_lines(raw, textpage, height: float) -> List[Line]:
                 first_word = max(0.0, word_end - x0)
             else:
                 first_word = max(0.0, x1 - x0)
+            # The font of the first letter or digit: a bullet or a dash is often set in
+            # another size or font than the text it marks.
+            lead = next((k for k in range(first, min(len(segment), first + 12)) if segment[k].isalnum()), first)
+            i_font = i0 if lead == first else _char_index(raw, reader.typed, pos + lead, identity)
             words = clean(segment).strip()
             lines.append(Line(
                 text=" ".join(words.split()) if "  " in words or "\t" in words else words,
                 x0=min(x0, x1), top=min(top, top1), x1=max(x0, x1), bottom=max(bottom, bottom1),
-                baseline=reader.baseline(i0), size=reader.size(i0),
-                bold=reader.bold(i0) and reader.bold(i1), mono=reader.mono(i0),
+                baseline=reader.baseline(i_font), size=max(reader.size(i_font), reader.size(i1)),
+                bold=reader.bold(i_font) and reader.bold(i1), mono=reader.mono(i_font) and reader.mono(i1),
                 first_word=first_word, hyphenated=hyphenated,
             ))
         pos = next_pos

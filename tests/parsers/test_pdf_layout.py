@@ -155,3 +155,26 @@ def test_bookmarks_match_the_page_text_tolerantly_and_never_misfile_a_body():
     assert got == [(("Getting_started",), "1 Getting started\n\nFirst body."),
                    (("Equal axes!",), "2.1 EQUAL AXES\n\nSecond body."),
                    (("Not shown anywhere",), "Third body, under a bookmark the page does not show.")]
+
+
+def test_a_list_item_keeps_its_wrapped_line_whatever_the_font_of_its_marker_and_code():
+    pdf = fpdf_doc()
+    pdf.add_page()
+    items = [("mime/globs", "maps names to the types they are given by, a first long line that is", "wrapped."),
+             ("mime/magic", "maps contents to types.", None)]
+    y = 30
+    for code, text, wrapped in items:
+        pdf.set_font("Helvetica", size=7)
+        pdf.text(20, y, "-")  # the marker, set smaller
+        pdf.set_font("Courier", size=10)
+        pdf.text(25, y, code)  # inline code opening the line
+        pdf.set_font("Helvetica", size=11)
+        pdf.text(25 + pdf.get_string_width(" ") + 22, y, text)
+        if wrapped:
+            y += 6
+            pdf.text(25, y, wrapped)
+        y += 8
+    doc = parse(bytes(pdf.output()))
+    assert [s.kind for s in doc.sections] == ["text"]
+    assert blocks_of(doc) == ["- mime/globs maps names to the types they are given by, a first long line that is wrapped.",
+                              "- mime/magic maps contents to types."]
