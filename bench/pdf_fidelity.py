@@ -326,7 +326,7 @@ def locate(text: str, pieces: Sequence[str]) -> Spans:
         if i < 0:
             continue
         out.append((i, i + len(p)))
-        cursor, last = i + len(p), i + 1
+        last = i + 1
     return out
 
 

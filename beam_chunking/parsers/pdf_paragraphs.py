@@ -369,7 +369,8 @@ def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = 
                     resumed = out.pop()
                     open_block = resumed
                     prev = resumed.lines[-1][1]
-                    if _continues(prev, _run_of(runs, resumed), line, run, metrics):
+                    if (run.page == resumed.lines[-1][0] + 1
+                            and _continues(prev, _run_of(runs, resumed), line, run, metrics)):
                         open_block.lines.append((run.page, line))
                         open_run = run
                         continue
@@ -393,9 +394,10 @@ def _footnotes_after(out: List[Block], held: List[Block], block: Block, run: _Ru
 
 
 def _run_of(runs: Sequence[_Run], block: Block) -> _Run:
+    """The run that holds the block's last line."""
     page, line = block.lines[-1]
     for run in runs:
-        if run.page == page and line in run.lines:
+        if run.page == page and any(other is line for other in run.lines):
             return run
     return runs[-1]
 
