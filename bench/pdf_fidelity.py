@@ -345,7 +345,8 @@ for p, d in docs.items():
     try:
         r = parse_in_process(d)
         out[p] = {"text": r.text, "sections": [[s.start, s.end, s.level, list(s.heading_path), s.kind, s.page]
-                                               for s in r.sections]}
+                                               for s in r.sections],
+                  "boxes": [list(b) for b in getattr(r, "boxes", ())]}
     except Exception as e:
         out[p] = {"error": f"{type(e).__name__}: {e}"}
 print(json.dumps(out), flush=True)
@@ -380,7 +381,12 @@ class TreeWorker:
         if "error" in got:
             raise RuntimeError(got["error"])
         sections = tuple(Section(s, e, lv, tuple(hp), kind, page) for s, e, lv, hp, kind, page in got["sections"])
-        return ParsedDocument(path, path, "application/pdf", got["text"], sections)
+        if not got.get("boxes"):  # a tree without geometry
+            return ParsedDocument(path, path, "application/pdf", got["text"], sections)
+        from beam_chunking.types import TextBox
+
+        boxes = tuple(TextBox(*b) for b in got["boxes"])
+        return ParsedDocument(path, path, "application/pdf", got["text"], sections, boxes=boxes)
 
     def time(self, paths: Sequence[str]) -> float:
         self.proc.stdin.write(json.dumps(list(paths)) + "\n")
@@ -500,13 +506,16 @@ def add(total: Dict[str, float], counts: Dict[str, float]) -> None:
 def our_rows(label: str, worker: TreeWorker, pdfs: Dict[str, str], texts: Sequence[Text], strategies,
              rows: Dict[Tuple[str, str], dict]) -> None:
     """Parse and chunk counts of one tree's parses, summed over the texts, into ``rows``."""
+    from beam_chunking.strategies.base import document_outcome
+
     for t in texts:
         doc = worker.document(pdfs[t.name])
         al = align(t, doc.text)
         pc = parse_counts(al)
         for name, strategy in strategies.items():
             direct = [(c.start, c.end) for c in strategy.chunk(t.text)]
-            chunks = [(c.start, c.end) for c in strategy.chunk_document(doc)]
+            # As the pipeline chunks (page_boundaries applied, regions located).
+            chunks = [(c.start, c.end) for c in document_outcome(strategy, doc).chunks]
             add(rows.setdefault((label, name), {}), {**pc, **chunk_counts(al, chunks, direct)})
 
 
@@ -574,10 +583,21 @@ def table(layout: str, pages: int, rows: Dict[Tuple[str, str], dict], speed: Dic
     return "\n".join(out) + "\n"
 
 
+def strategy_of(spec: str, get):
+    """``name`` or ``name:option=value:...`` (``sentence:page_boundaries=hard``) as a strategy."""
+    name, *options = spec.split(":")
+    values = {}
+    for option in options:
+        key, _, value = option.partition("=")
+        values[key] = int(value) if value.isdigit() else value
+    return get(name, **values)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--layouts", default=",".join(LAYOUTS), help=f"comma-separated, of {', '.join(LAYOUTS)}")
-    ap.add_argument("--strategies", default=",".join(STRATEGIES), help="our strategies, by registry name")
+    ap.add_argument("--strategies", default=",".join(STRATEGIES),
+                    help="our strategies, by registry name, each with options as name:option=value")
     ap.add_argument("--limit", type=int, default=0, help="the first N texts only (round-robin of the sources)")
     ap.add_argument("--baseline-tree", type=Path, help="a checkout to compare against (git worktree add ...)")
     ap.add_argument("--rounds", type=int, default=5, help="timed parses per tree and PDF (the best counts)")
@@ -591,7 +611,7 @@ def main() -> int:
         return 2
     from beam_chunking.registry import get
 
-    strategies = {name: get(name) for name in args.strategies.split(",") if name}
+    strategies = {spec: strategy_of(spec, get) for spec in args.strategies.split(",") if spec}
     layouts = [x for x in args.layouts.split(",") if x]
     texts = all_texts(args.limit or None)
     started = time.perf_counter()
