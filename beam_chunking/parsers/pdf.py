@@ -27,7 +27,8 @@ page object is closed before the next, so memory stays flat however many pages t
 - Page furniture is cut out and recorded in ``ParsedDocument.dropped`` (see
   :mod:`~beam_chunking.parsers.furniture` for the rules): running headers and footers
   (``"running header"``, ``"running footer"``) and page numbers (``"page number"``). With
-  ``keep={"page_furniture"}`` they stay in the text, as paragraphs of their own.
+  ``keep={"page_furniture"}`` they stay in the text, as paragraphs of their own after the
+  paragraph they interrupt.
 - Tables of contents are cut out the same way (``"table of contents"``, ``"index"``);
   ``keep={"contents"}`` keeps them.
 - **Scanned pages** (no text layer) are recognised by OCR with the ``ocr`` extra
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from beam_chunking.errors import LimitExceeded, MissingExtra, ParseError
 from beam_chunking.parsers._build import HeadingSections, TextBuilder
@@ -175,9 +176,11 @@ def _read_pages(pdf, count: int, doc: Document, limits: ParseLimits, raw, ocr: s
     return pages
 
 
-def _cut_furniture(pages: List[_Page], keep: FrozenSet[str], builder: TextBuilder) -> List[List[Line]]:
+def _cut_furniture(pages: List[_Page], keep: FrozenSet[str], builder: TextBuilder,
+                   kept_furniture: Set[int]) -> List[List[Line]]:
     """Each page's lines without its running headers, footers, page numbers and contents
-    listings (recorded with ``builder.drop``), unless ``keep`` keeps them."""
+    listings (recorded with ``builder.drop``), unless ``keep`` keeps them; the ``id()`` of
+    page furniture kept is added to ``kept_furniture``."""
     texts = [[line.text for line in page.lines] for page in pages]
     furniture = Furniture(["\n".join(lines) for lines in texts])
     out: List[List[Line]] = []
@@ -193,6 +196,8 @@ def _cut_furniture(pages: List[_Page], keep: FrozenSet[str], builder: TextBuilde
             label = cuts.get(k)
             if label is None or LABELS[label] in keep:
                 kept.append(line)
+                if label is not None and k in edges:
+                    kept_furniture.add(id(line))
             else:
                 builder.drop(label, line.text)
         out.append(kept)
@@ -305,8 +310,9 @@ def parse_pdf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DE
         finally:
             pdf.close()
     builder = TextBuilder(max_chars=limits.max_text_chars)
-    lines = _cut_furniture(pages, keep, builder)
-    found = blocks(lines, [page.width for page in pages])
+    kept_furniture: Set[int] = set()
+    lines = _cut_furniture(pages, keep, builder, kept_furniture)
+    found = blocks(lines, [page.width for page in pages], apart=kept_furniture)
     marks = headings(found, outline)
     boxes = _assemble(found, pages, marks, builder)
     meta: Dict[str, Any] = {"pdf_pages": len(pages)}

@@ -321,7 +321,7 @@ def _kind(line: Line, metrics: Metrics) -> str:
 
 
 def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = None,
-           metrics: Optional[Metrics] = None) -> List[Block]:
+           metrics: Optional[Metrics] = None, apart: Optional[Set[int]] = None) -> List[Block]:
     """Group the pages' lines (furniture already removed) into blocks in reading order.
 
     Args:
@@ -329,8 +329,12 @@ def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = 
         widths: Each page's width in points, for the right edge of pages with no full
             column of text. Default ``None``: unknown.
         metrics: Document measures; computed from ``pages`` when not given.
+        apart: ``id()`` of lines that are blocks of their own and interrupt nothing (running
+            headers and footers kept in the text): the paragraph they stand in goes on past
+            them, and they follow it. Default none.
     """
     metrics = metrics or Metrics(pages)
+    apart = apart or set()
     runs = [run for page, lines in enumerate(pages) for run in _runs(page, lines)]
     _widen(runs, widths)
     out: List[Block] = []
@@ -347,7 +351,13 @@ def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = 
         held.clear()
 
     for run in runs:
-        for k, line in enumerate(run.lines):
+        fresh = True  # no line of this run read yet: the next one may continue a page or column
+        for line in run.lines:
+            if id(line) in apart:
+                # Held while a paragraph may still go on past it; else in its place.
+                (held if open_block is not None else out).append(Block("text", [(run.page, line)]))
+                continue
+            k, fresh = (0 if fresh else 1), False
             if open_block is not None:
                 prev = open_block.lines[-1][1]
                 if k == 0:
@@ -362,7 +372,7 @@ def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = 
                     open_block.lines.append((run.page, line))
                     open_run = run
                     continue
-                if k == 0 and _footnotes_after(out, held, open_block, run, metrics):
+                if k == 0 and not apart and _footnotes_after(out, held, open_block, run, metrics):
                     # The open block was small print at a page foot: hold it, and reopen the
                     # paragraph it interrupted if this line continues that one.
                     held.append(open_block)

@@ -178,3 +178,23 @@ def test_a_list_item_keeps_its_wrapped_line_whatever_the_font_of_its_marker_and_
     assert [s.kind for s in doc.sections] == ["text"]
     assert blocks_of(doc) == ["- mime/globs maps names to the types they are given by, a first long line that is wrapped.",
                               "- mime/magic maps contents to types."]
+
+
+def test_kept_running_headers_do_not_cut_the_paragraph_they_interrupt():
+    pdf = fpdf_doc()
+    pdf.set_auto_page_break(False)
+    pdf.set_font("Helvetica", size=11)
+    long = " ".join(paragraphs(4, seed=6))
+    pdf.add_page()
+    lines = pdf.multi_cell(170, 6, long, dry_run=True, output="LINES")
+    per_page = (len(lines) + 2) // 3
+    for n in range(3):
+        if n:
+            pdf.add_page()
+        pdf.text(20, 12, f"Field manual, page {n + 1}")
+        for k, line in enumerate(lines[n * per_page:(n + 1) * per_page]):
+            pdf.text(20, 30 + 6 * k, line)
+    data = bytes(pdf.output())
+    assert blocks_of(parse(data)) == [long]
+    kept = parse(data, keep=frozenset({"page_furniture"}))
+    assert blocks_of(kept) == ["Field manual, page 1", long, "Field manual, page 2", "Field manual, page 3"]
