@@ -16,8 +16,10 @@ from beam_chunking.errors import ParseError
 from beam_chunking.parsers.pdf_lines import Line
 from beam_chunking.types import Document
 
-#: Resolution pages are rendered at for OCR, dots per inch.
-RENDER_DPI = 200
+#: Resolution pages are rendered at for OCR, dots per inch. On a dense A4 page of 11 pt text
+#: 300 dpi reads 98.8% of the words back in order and 200 dpi 92.3%, for about the same time
+#: (``bench/ocr.py``): the recogniser scales its input anyway.
+RENDER_DPI = 300
 #: Points per inch.
 _POINTS = 72.0
 
