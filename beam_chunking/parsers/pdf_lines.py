@@ -13,6 +13,7 @@ Coordinates are PDF points with the origin at the page's top-left corner, y down
 """
 from __future__ import annotations
 
+import bisect
 import ctypes
 import re
 from typing import Dict, List, NamedTuple, Optional, Tuple
@@ -80,6 +81,7 @@ class _Calls:
         self.font_size = proto(raw.FPDFText_GetFontSize, d, v, i)
         self.font_weight = proto(raw.FPDFText_GetFontWeight, i, v, i)
         self.font_info = proto(raw.FPDFText_GetFontInfo, ctypes.c_ulong, v, i, v, ctypes.c_ulong, v)
+        self.matrix = proto(raw.FPDFText_GetMatrix, i, v, i, v)
 
 
 _CALLS: Dict[int, _Calls] = {}  # one set per process (per pypdfium2.raw module)
@@ -104,6 +106,8 @@ class _Reader:
         base = ctypes.addressof(self.values)
         self.slots = tuple(base + 8 * k for k in range(4))
         self.rect_at = ctypes.addressof(self.rect)
+        self.matrix = (ctypes.c_float * 6)()  # FS_MATRIX: a, b, c, d, e, f
+        self.matrix_at = ctypes.addressof(self.matrix)
         self.name_at, self.flags_at = ctypes.addressof(self.name), ctypes.addressof(self.flags)
 
     def box(self, index: int) -> Tuple[float, float, float, float]:
@@ -124,7 +128,15 @@ class _Reader:
         return self.height - self.values[1]
 
     def size(self, index: int) -> float:
-        return float(self.calls.font_size(self.tp, index))
+        """The size the character is drawn at: its font size scaled by its text matrix (a PDF
+        may set 1 pt text scaled 11 times, as Ghostscript and Quartz write them)."""
+        size = float(self.calls.font_size(self.tp, index))
+        if self.calls.matrix(self.tp, index, self.matrix_at):
+            a, b, c, d = self.matrix[0], self.matrix[1], self.matrix[2], self.matrix[3]
+            scale = abs(a * d - b * c) ** 0.5
+            if scale > 0:
+                size *= scale
+        return size
 
     def bold(self, index: int) -> bool:
         return self.calls.font_weight(self.tp, index) >= _BOLD_WEIGHT
@@ -141,8 +153,21 @@ class _Reader:
         return known
 
 
-def _char_index(raw, tp, text_index: int, identity: bool) -> int:
-    return text_index if identity else raw.FPDFText_GetCharIndexFromTextIndex(tp, text_index)
+class _Offsets:
+    """Python offsets of the page's text as PDFium's text indices, which count UTF-16 units (a
+    character outside the BMP, an emoji, is two), and those as character indices."""
+
+    def __init__(self, raw, tp, text: str, count: int):
+        self.raw, self.tp = raw, tp
+        self.astral = [k for k, ch in enumerate(text) if ord(ch) > 0xFFFF] if len(text) != count else []
+        self.identity = len(text) == count
+
+    def char(self, pos: int) -> int:
+        """PDFium's character index of the text's code point ``pos``."""
+        if self.identity:
+            return pos
+        units = pos + bisect.bisect_left(self.astral, pos)
+        return self.raw.FPDFText_GetCharIndexFromTextIndex(self.tp, units)
 
 
 def _edge(text: str, forward: bool) -> Optional[int]:
@@ -167,7 +192,7 @@ def page_lines(raw, textpage, height: float) -> List[Line]:
         return []
     text = textpage.get_text_range(0, count)
     reader = _Reader(raw, textpage, height)
-    identity = len(text) == count
+    offsets = _Offsets(raw, reader.typed, text, count)
     lines: List[Line] = []
     pos = 0
     for m in [*_BREAK.finditer(text), None]:
@@ -183,22 +208,22 @@ def page_lines(raw, textpage, height: float) -> List[Line]:
             last = _edge(segment, False)
             first = None if last is None else first
         if first is not None and clean(segment).strip():
-            i0 = _char_index(raw, reader.typed, pos + first, identity)
-            i1 = _char_index(raw, reader.typed, pos + last, identity)
+            i0 = offsets.char(pos + first)
+            i1 = offsets.char(pos + last)
             x0, _, _, _ = reader.box(i0)
             _, _, x1, _ = reader.box(i1)
             top, bottom = reader.loose(i0)
             top1, bottom1 = reader.loose(i1)
             space = segment.find(" ", first)
             if space > first:
-                _, _, word_end, _ = reader.box(_char_index(raw, reader.typed, pos + space - 1, identity))
+                _, _, word_end, _ = reader.box(offsets.char(pos + space - 1))
                 first_word = max(0.0, word_end - x0)
             else:
                 first_word = max(0.0, x1 - x0)
             # The font of the first letter or digit: a bullet or a dash is often set in
             # another size or font than the text it marks.
             lead = next((k for k in range(first, min(len(segment), first + 12)) if segment[k].isalnum()), first)
-            i_font = i0 if lead == first else _char_index(raw, reader.typed, pos + lead, identity)
+            i_font = i0 if lead == first else offsets.char(pos + lead)
             words = clean(segment).strip()
             lines.append(Line(
                 text=" ".join(words.split()) if "  " in words or "\t" in words else words,

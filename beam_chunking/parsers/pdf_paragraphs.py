@@ -4,8 +4,8 @@ A PDF has no paragraphs, only positioned lines. Two consecutive lines belong to 
 paragraph unless one of these says otherwise:
 
 - **the font changes**: another size (more than 0.6 pt), or monospaced against proportional;
-- **a list item starts**: the next line begins with a bullet or ``1.``/``a)`` (a dash, in a
-  list), or the line is a contents entry with a dot leader;
+- **a list item starts**: the next line begins with a bullet or ``1.`` (a dash, ``a)`` or
+  ``iv.``, in a list), or the line is a contents entry with a dot leader;
 - **the gap grows**: the baselines lie more than 1.3 times the body's usual line pitch apart
   (measured per font size over the whole document);
 - **the line ended early**: the next line's first word would have fitted after it, so the
@@ -19,8 +19,9 @@ paragraph unless one of these says otherwise:
 Monospaced lines keep their line breaks (code); other lines are joined with a space, and a
 word hyphenated at a line end is joined again (the hyphen kept before a capital or a digit,
 and where the document spells the compound with a hyphen elsewhere and never without).
-An en or em dash opens a list item only in a list or indented apart: prose lines may begin
-with one.
+An en or em dash, a letter or a roman numeral opens a list item only in a list or indented
+apart: prose lines may begin with one. A superscript, or a piece of a line that PDFium broke
+off, stays in its line's paragraph.
 
 A line that starts above the previous one starts a new column (multi-column pages are drawn
 column by column). At a column or page turn the paragraph goes on when the last line was full
@@ -40,11 +41,12 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 from beam_chunking.parsers.furniture import is_dot_leader
 from beam_chunking.parsers.pdf_lines import Line
 
-_LIST_MARKER = re.compile(r"^(?:[\u2022\u2023\u25e6\u2043\u2219\u25aa\u25cf\u25a0*+\-\u00b7]\s|"
-                          r"(?:\d{1,3}|[a-zA-Z]|[ivxlc]{1,5})[.)]\s)")
+_LIST_MARKER = re.compile(r"^(?:[\u2022\u2023\u25e6\u2043\u2219\u25aa\u25cf\u25a0*+\-\u00b7]\s|\d{1,3}[.)]\s)")
+# A letter or roman numeral opens a list item only in a list (or indented apart), like a
+# dash: prose lines may begin with an initial ("J. R. R. Tolkien").
 # An en or em dash opens a list item only in a list (or indented apart): prose lines may
 # begin with a dash too ("— and then").
-_DASH = re.compile(r"^[\u2013\u2014]\s")
+_DASH = re.compile(r"^(?:[\u2013\u2014]\s|(?:[a-zA-Z]|[ivxlc]{1,5})[.)]\s)")
 _WORD_EDGE = re.compile(r"^\W+|\W+$")
 #: How much larger than the body text a heading is set, at least.
 HEADING_RATIO = 1.15
@@ -184,11 +186,28 @@ class _Run:
         return self.right
 
 
+def _same_line(a: Line, b: Line) -> bool:
+    """Whether ``b`` goes on ``a``'s visual line a little to its right: a superscript, a
+    subscript or a run of text PDFium broke off (not another column or a table cell)."""
+    return (b.top < a.bottom and a.top < b.bottom and b.x0 >= a.x1 - 1
+            and b.x0 - a.x1 < 2 * max(a.size, b.size))
+
+
+def _joined(a: Line, b: Line) -> Line:
+    """``a`` and the piece ``b`` of its visual line as one line (on ``a``'s baseline)."""
+    return a._replace(text=f"{a.text} {b.text}", x1=max(a.x1, b.x1), top=min(a.top, b.top),
+                      bottom=max(a.bottom, b.bottom), size=max(a.size, b.size), bold=a.bold and b.bold,
+                      hyphenated=b.hyphenated)
+
+
 def _runs(page: int, lines: Sequence[Line]) -> List[_Run]:
     runs: List[_Run] = []
     for line in lines:
         if runs:
             prev = runs[-1].lines[-1]
+            if _same_line(prev, line) and not prev.mono and not line.mono:
+                runs[-1].lines[-1] = _joined(prev, line)
+                continue
             up = line.baseline < prev.baseline - 0.5 * prev.size
             beside = abs(line.baseline - prev.baseline) < 0.5 * prev.size and line.x0 > prev.x1
             if not (up or beside):
@@ -207,21 +226,27 @@ def _widen(runs: Sequence[_Run], widths: Optional[Sequence[float]]) -> None:
     or a long line of code running into the margin moves no edge). Where even that is under
     :data:`_NARROW` of the page's width less its margins on a page of one column (short
     lines: a list, a form), the right margin is taken to mirror the left one."""
-    clusters: List[Tuple[float, List[float]]] = []
+    # Pages of one width share their columns; a landscape page sets no edge for a portrait one.
+    def width_of(run: _Run) -> float:
+        return round(widths[run.page]) if widths is not None and run.page < len(widths) else 0.0
+
+    clusters: Dict[float, List[Tuple[float, List[float]]]] = {}
     for run in sorted(runs, key=lambda r: r.left):
         ends = [line.x1 for line in run.lines if not line.mono] or [line.x1 for line in run.lines]
-        if clusters and run.left - clusters[-1][0] < 15:
-            clusters[-1][1].extend(ends)
+        group = clusters.setdefault(width_of(run), [])
+        if group and run.left - group[-1][0] < 15:
+            group[-1][1].extend(ends)
         else:
-            clusters.append((run.left, list(ends)))
-    edges = []
-    for left, ends in clusters:
-        ends.sort()
-        edges.append((left, ends[min(len(ends) - 1, int(0.9 * len(ends)))]))
+            group.append((run.left, list(ends)))
+    edges: Dict[float, List[Tuple[float, float]]] = {}
+    for width, group in clusters.items():
+        for left, ends in group:
+            ends.sort()
+            edges.setdefault(width, []).append((left, ends[min(len(ends) - 1, int(0.9 * len(ends)))]))
     lefts: Dict[int, float] = {}
     for run in runs:
         lefts[run.page] = min(lefts.get(run.page, run.left), run.left)
-        run.right = next(right for left, right in reversed(edges) if left <= run.left)
+        run.right = next(right for left, right in reversed(edges[width_of(run)]) if left <= run.left)
     columns = _multi_column_pages(runs)
     for run in runs:
         if widths is None or run.page >= len(widths) or run.page in columns:

@@ -6,6 +6,8 @@ import random
 import pytest
 
 from beam_chunking.parsers.pdf import parse_pdf
+from beam_chunking.parsers.pdf_lines import Line
+from beam_chunking.parsers.pdf_paragraphs import blocks
 from beam_chunking.strategies import RecursiveChunker, SentenceChunker
 from beam_chunking.strategies.base import document_outcome
 from tests.parsers.fixtures import check_sections, document
@@ -198,3 +200,89 @@ def test_kept_running_headers_do_not_cut_the_paragraph_they_interrupt():
     assert blocks_of(parse(data)) == [long]
     kept = parse(data, keep=frozenset({"page_furniture"}))
     assert blocks_of(kept) == ["Field manual, page 1", long, "Field manual, page 2", "Field manual, page 3"]
+
+
+def raw_pdf(content: bytes, size=(612, 792)) -> bytes:
+    """A one-page PDF with this content stream, Helvetica as /F1 (written by hand, as some
+    producers do: text sized by its matrix)."""
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources << /Font << /F1 5 0 R >> >> "
+            b"/Contents 4 0 R >>" % size,
+            b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for k, obj in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % k + obj + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
+
+
+def test_text_sized_by_its_matrix_reads_as_text_sized_by_its_font():
+    body = [b"The committee met on a grey morning to discuss the state of the harbour and the",
+            b"price of grain and the long quarrel over the bridge tolls which nobody expected to",
+            b"settle soon, and so they adjourned until the spring when the roads would be dry."]
+    docs = []
+    for title, text in [(b"/F1 24 Tf 1 0 0 1 72 720 Tm", b"/F1 11 Tf 1 0 0 1 72 680 Tm 13.75 TL"),
+                        (b"/F1 1 Tf 24 0 0 24 72 720 Tm", b"/F1 1 Tf 11 0 0 11 72 680 Tm 1.25 TL")]:
+        stream = b"BT " + title + b" (Harbour Report) Tj ET\nBT " + text + b"\n"
+        stream += b"\n".join(b"(" + line + b") Tj T*" for line in body) + b"\nET"
+        docs.append(parse(raw_pdf(stream)))
+    assert [[(s.heading_path, doc.text[s.start:s.end]) for s in doc.sections] for doc in docs] == [[
+        (("Harbour Report",), "Harbour Report\n\n" + " ".join(line.decode() for line in body))]] * 2
+
+
+def test_a_superscript_stays_in_its_paragraph():
+    text = paragraphs(2, seed=9)
+    page = (f"<p>{text[0]} The marker sits here<sup>12</sup> and the sentence goes on after the marker for a "
+            f"while longer so that it wraps.</p><p>{text[1]}</p>")
+    doc = parse(chromium_pdf(f"<!doctype html><html lang=en><body style='font:11pt serif'>{page}</body></html>"))
+    assert blocks_of(doc) == [f"{text[0]} The marker sits here 12 and the sentence goes on after the marker for a "
+                              "while longer so that it wraps.", text[1]]
+
+
+def line(text: str, x0: float, baseline: float, x1: float, size: float = 11.0) -> Line:
+    """A line as :func:`~beam_chunking.parsers.pdf_lines.page_lines` gives it (6 pt a word)."""
+    return Line(text, x0, baseline - size, x1, baseline + 0.25 * size, baseline, size, False, False,
+                6.0 * len(text.split(" ", 1)[0]))
+
+
+def test_an_initial_opens_a_list_item_only_in_a_list():
+    full = line("The committee met on a grey morning to discuss the harbour and the grain", 40, 100, 500)
+    rest = [line("J. R. R. Tolkien wrote the book that everyone on the committee had read", 40, 114, 500),
+            line("as children, long ago.", 40, 128, 160)]
+    assert blocks_of_lines([[full, *rest]]) == [" ".join(x.text for x in [full, *rest])]
+    items = [line("a) the first item of a list", 40, 100, 200), line("b) the second item", 40, 114, 150)]
+    assert blocks_of_lines([items]) == [x.text for x in items]
+
+
+def test_pages_of_two_sizes_keep_their_own_column_edges():
+    wide = [line(f"Landscape page words that wrap across the wide page, line {k}.", 40, 100 + 14 * k, 800)
+            for k in range(4)] + [line("The end.", 40, 156, 90)]
+    narrow = [line(f"Portrait page words that wrap on the narrow page, line {k}.", 40, 100 + 14 * k, 555)
+              for k in range(4)] + [line("The end.", 40, 156, 90)]
+    got = blocks_of_lines([wide, narrow], widths=[842, 595])
+    assert got == [" ".join(x.text for x in wide), " ".join(x.text for x in narrow)]
+
+
+def blocks_of_lines(pages, widths=None):
+    return [block.text_and_spans()[0] for block in blocks(pages, widths)]
+
+
+def test_characters_outside_the_bmp_leave_the_boxes_in_place():
+    from tests.parsers.ocr_images import font_path
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.add_font("Sans", fname=font_path())
+    pdf.set_font("Sans", size=11)
+    lines = ["Symbols \U00010300\U00010301 lead the first line", "short", "A second paragraph on its own line."]
+    for k, line in enumerate(lines):
+        pdf.text(20, 30 + 20 * k, line)
+    doc = parse(bytes(pdf.output()))
+    tops = [box.y0 for box in doc.boxes]
+    assert [doc.text[b.start:b.end] for b in doc.boxes] == lines and tops == sorted(tops)
+    assert all(b - a > 40 for a, b in zip(tops, tops[1:]))  # 20 mm apart, as drawn
