@@ -127,11 +127,12 @@ class _Reader:
         self.calls.origin(self.tp, index, self.slots[0], self.slots[1])
         return self.height - self.values[1]
 
-    def size(self, index: int) -> float:
-        """The size the character is drawn at: its font size scaled by its text matrix (a PDF
-        may set 1 pt text scaled 11 times, as Ghostscript and Quartz write them)."""
-        size = float(self.calls.font_size(self.tp, index))
-        if self.calls.matrix(self.tp, index, self.matrix_at):
+    def size(self, first: int, last: int) -> float:
+        """The larger size characters ``first`` and ``last`` of a line are drawn at: the font
+        size scaled by the text matrix (a PDF may set 1 pt text scaled 11 times, as
+        Ghostscript and Quartz write them; one matrix serves the line)."""
+        size = float(max(self.calls.font_size(self.tp, first), self.calls.font_size(self.tp, last)))
+        if self.calls.matrix(self.tp, first, self.matrix_at):
             a, b, c, d = self.matrix[0], self.matrix[1], self.matrix[2], self.matrix[3]
             scale = abs(a * d - b * c) ** 0.5
             if scale > 0:
@@ -228,7 +229,7 @@ def page_lines(raw, textpage, height: float) -> List[Line]:
             lines.append(Line(
                 text=" ".join(words.split()) if "  " in words or "\t" in words else words,
                 x0=min(x0, x1), top=min(top, top1), x1=max(x0, x1), bottom=max(bottom, bottom1),
-                baseline=reader.baseline(i_font), size=max(reader.size(i_font), reader.size(i1)),
+                baseline=reader.baseline(i_font), size=reader.size(i_font, i1),
                 bold=reader.bold(i_font) and reader.bold(i1), mono=reader.mono(i_font) and reader.mono(i1),
                 first_word=first_word, hyphenated=hyphenated,
             ))
