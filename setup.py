@@ -39,6 +39,9 @@ PARSERS = [
     "defusedxml>=0.7",
     "lxml>=4.9",  # ODT/ODS/ODP content.xml: 10x defusedxml's speed, 100x odfpy's (already a python-docx dependency)
     "striprtf>=0.0.35",  # RTF: small pure-Python reader (code pages, \uN escapes); 0.0.35 is the version tested
+    # Pages drawn as images (pypdfium2's render().to_pil()): OCR of scans, inspect's page
+    # thumbnails, and highlighting a chunk's boxes as the README shows.
+    "Pillow>=9.1",
 ]
 
 # Real parsers for the code chunker (Python uses the standard library's ast without them).

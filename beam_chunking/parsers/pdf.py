@@ -58,7 +58,7 @@ from beam_chunking.parsers.pdf_lines import Line, page_lines
 from beam_chunking.parsers.ocr import check_ocr
 from beam_chunking.parsers.pdf_ocr import ocr_lines, want_ocr
 from beam_chunking.parsers.pdf_paragraphs import Block, blocks
-from beam_chunking.parsers.pdf_tables import find_tables, table_markdown
+from beam_chunking.parsers.pdf_tables import find_tables, holds, table_markdown
 from beam_chunking.types import Document, ParsedDocument, TextBox
 
 _LOG = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ def _read_page(pdf, index: int, doc: Document, limits: ParseLimits, raw, ocr: st
     finally:
         page.close()
     if tables:
-        lines = [line for line in lines if not any(_inside(line, table.box) for table in tables)]
+        lines = [line for line in lines if not any(holds(table.box, line) for table in tables)]
     return _Page(width, lines, tables, confidence)
 
 
@@ -153,12 +153,6 @@ def _tables(page, textpage, index: int, lines: List[Line]) -> List[Any]:
         _LOG.warning("PDF: page %d: tables not looked for (%s: %s); its text is kept as lines",
                      index + 1, type(exc).__name__, exc)
         return []
-
-
-def _inside(line: Line, box: Tuple[float, float, float, float]) -> bool:
-    x = (line.x0 + line.x1) / 2
-    y = (line.top + line.bottom) / 2
-    return box[0] - 1 <= x <= box[2] + 1 and box[1] - 1 <= y <= box[3] + 1
 
 
 def _read_pages(pdf, count: int, doc: Document, limits: ParseLimits, raw, ocr: str) -> List[_Page]:
@@ -209,12 +203,14 @@ def _place_tables(blocks: List[Block], pages: Sequence[_Page]) -> List[Tuple[Any
     before the first block that starts below them on that page."""
     items: List[Tuple[Any, Any]] = []
     pending = [(index, table) for index, page in enumerate(pages) for table in page.tables]
+    k = 0
     for block in blocks:
         page, line = block.lines[0]
-        while pending and (pending[0][0] < page or (pending[0][0] == page and pending[0][1].box[1] < line.top)):
-            items.append((None, pending.pop(0)))
+        while k < len(pending) and (pending[k][0] < page or (pending[k][0] == page and pending[k][1].box[1] < line.top)):
+            items.append((None, pending[k]))
+            k += 1
         items.append((block, None))
-    items.extend((None, table) for table in pending)
+    items.extend((None, table) for table in pending[k:])
     return items
 
 

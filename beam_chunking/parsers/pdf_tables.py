@@ -126,7 +126,9 @@ def may_hold_aligned_table(lines: Sequence[Any]) -> bool:
     return beside >= 2 or spread >= 2
 
 
-def _holds(box: Tuple[float, float, float, float], line: Any) -> bool:
+def holds(box: Tuple[float, float, float, float], line: Any) -> bool:
+    """Whether the centre of ``line`` (anything with ``x0``, ``top``, ``x1``, ``bottom``) lies
+    in ``box`` ``(x0, top, x1, bottom)``, with 1 pt to spare: the line is part of that table."""
     x, y = (line.x0 + line.x1) / 2, (line.top + line.bottom) / 2
     return box[0] - 1 <= x <= box[2] + 1 and box[1] - 1 <= y <= box[3] + 1
 
@@ -158,7 +160,7 @@ def find_tables(page, textpage, lines: Optional[Sequence[Any]] = None) -> List[P
     vs = [(v[0], max(v[1], 0.0), min(v[2], height)) for v in vs if 0 <= v[0] <= width and v[1] < height and v[2] > 0]
     tables = _ruled_tables(hs, vs, textpage, left, top) if hs and vs else []
     if lines is not None and tables:  # rows of the ruled tables found are no sign of another
-        lines = [line for line in lines if not any(_holds(t.box, line) for t in tables)]
+        lines = [line for line in lines if not any(holds(t.box, line) for t in tables)]
     if lines is None or may_hold_aligned_table(lines):
         tables += _aligned_tables(raw, textpage, left, top, width, height, [t.box for t in tables])
     return sorted(tables, key=lambda t: (t.box[1], t.box[0]))

@@ -191,3 +191,23 @@ def test_page_cap():
     with pytest.raises(ParseError, match="3 pages exceed max_pages=2"):
         parse(data, limits=ParseLimits(max_pages=2))
     assert page_texts(parse(data, limits=ParseLimits(max_pages=3))) == ["a", "b", "c"]
+
+
+def test_a_page_the_table_finder_fails_on_keeps_its_text(monkeypatch, caplog):
+    import beam_chunking.parsers.pdf as pdf_module
+
+    def broken(page, textpage, lines=None):
+        raise RuntimeError("unreadable drawing")
+
+    monkeypatch.setattr(pdf_module, "find_tables", broken)
+    with caplog.at_level("WARNING"):
+        doc = parse(pdf_bytes([body(1), body(2)]))
+    assert doc.text == f"{body(1)}\n\n{body(2)}"
+    assert "page 1: tables not looked for (RuntimeError: unreadable drawing)" in caplog.text
+
+
+def test_an_unknown_ocr_mode_is_refused():
+    from beam_chunking.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="ocr"):
+        parse(pdf_bytes([body(1)]), ocr="sometimes")
