@@ -48,6 +48,7 @@ _LIST_MARKER = re.compile(r"^(?:[\u2022\u2023\u25e6\u2043\u2219\u25aa\u25cf\u25a
 # begin with a dash too ("— and then").
 _DASH = re.compile(r"^(?:[\u2013\u2014]\s|(?:[a-zA-Z]|[ivxlc]{1,5})[.)]\s)")
 _WORD_EDGE = re.compile(r"^\W+|\W+$")
+_WORD = re.compile(r"\w(?:[\w-]*\w)?")
 #: How much larger than the body text a heading is set, at least.
 HEADING_RATIO = 1.15
 _PITCH_RATIO = 1.3
@@ -110,16 +111,9 @@ def _joint(a: Line, b: Line, code: bool, keep_hyphen: bool = False) -> str:
 
 def _hyphenated_words(pages: Sequence[Sequence[Line]]) -> Tuple[Set[str], Set[str]]:
     """The lower-cased words of the document's lines: those spelt with a hyphen, and all."""
-    compounds: Set[str] = set()
-    words: Set[str] = set()
-    for lines in pages:
-        for line in lines:
-            for word in line.text.lower().split():
-                word = _WORD_EDGE.sub("", word)
-                words.add(word)
-                if "-" in word:
-                    compounds.add(word)
-    return compounds, words
+    text = "\n".join(line.text for lines in pages for line in lines).lower()
+    words = set(_WORD.findall(text))
+    return {word for word in words if "-" in word}, words
 
 
 def _mark_compounds(found: Sequence[Block], pages: Sequence[Sequence[Line]]) -> None:

@@ -121,7 +121,8 @@ def may_hold_aligned_table(lines: Sequence[Any]) -> bool:
                     if len(line.text) >= 30 and not line.mono and line.size > 0)
     usual = ratios[len(ratios) // 2] if ratios else 0.5
     beside = sum(1 for a, b in zip(lines, lines[1:]) if abs(a.baseline - b.baseline) < 0.3 * max(a.size, 1.0))
-    spread = sum(1 for line in lines if len(line.text) >= 4 and line.size > 0
+    # Monospaced lines are wider per character by design, and never a whitespace table here.
+    spread = sum(1 for line in lines if len(line.text) >= 4 and line.size > 0 and not line.mono
                  and (line.x1 - line.x0) / (len(line.text) * line.size) > 1.3 * usual)
     return beside >= 2 or spread >= 2
 

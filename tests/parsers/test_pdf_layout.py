@@ -286,3 +286,15 @@ def test_characters_outside_the_bmp_leave_the_boxes_in_place():
     tops = [box.y0 for box in doc.boxes]
     assert [doc.text[b.start:b.end] for b in doc.boxes] == lines and tops == sorted(tops)
     assert all(b - a > 40 for a, b in zip(tops, tops[1:]))  # 20 mm apart, as drawn
+
+
+def test_a_compound_split_at_a_line_end_keeps_its_hyphen_where_the_document_spells_it_so():
+    pdf = fpdf_doc()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    for y, text in enumerate(["A well-known fact is that the river runs north and the well-",
+                              "known road runs along it to the distri-", "bution yard."]):
+        pdf.text(20, 20 + 6 * y, text)
+    doc = parse(bytes(pdf.output()))
+    assert doc.text.startswith("A well-known fact is that the river runs north and the well-known road runs along "
+                               "it to the distribution yard.")
