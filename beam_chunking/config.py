@@ -15,7 +15,8 @@ from beam_chunking.llm.config import LLMConfig
 from beam_chunking.parsers import check_content_types
 from beam_chunking.parsers.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, ParseLimits
 from beam_chunking.parsers.ocr import DEFAULT_OCR, check_ocr
-from beam_chunking.registry import DEFAULT_STRATEGY, JOB_WIDE_OPTION, get
+from beam_chunking.default_strategy import default_strategy
+from beam_chunking.registry import JOB_WIDE_OPTION
 from beam_chunking.strategies import Router
 from beam_chunking.strategies.base import Chunker
 
@@ -28,7 +29,10 @@ class JobConfig:
     Args:
         input: File patterns to read (local or ``gs://``).
         output: Output folder of the chunks and documents tables.
-        strategy: A strategy or ``Router``. Default ``recursive`` (512/50 characters).
+        strategy: A strategy or ``Router``, used for every document. Default: chosen per
+            document by its content type (:func:`~beam_chunking.default_strategy.default_strategy`:
+            ``code`` for source and data files, ``transcript`` for subtitles, ``structural``
+            for everything else, each with its defaults).
         exclude: Patterns of matched files to leave out (``fnmatch`` on the full path).
         content_types: ``(pattern, content type)`` pairs forcing the type of matching files
             (``fnmatch`` on the full path, as ``exclude``; the first match wins), e.g.
@@ -68,7 +72,7 @@ class JobConfig:
 
     input: Tuple[str, ...] = ()
     output: Optional[str] = None
-    strategy: Chunker = field(default_factory=lambda: get(DEFAULT_STRATEGY))
+    strategy: Chunker = field(default_factory=default_strategy)
     exclude: Tuple[str, ...] = ()
     content_types: Tuple[Tuple[str, str], ...] = ()
     overwrite: bool = False

@@ -30,8 +30,9 @@ from beam_chunking.strategies.regions import check_page_boundaries
 
 #: The entry-point group third-party strategies register under.
 ENTRY_POINT_GROUP = "beam_chunking.strategies"
-#: The strategy used when none is named.
-DEFAULT_STRATEGY = "recursive"
+#: The strategy for documents of most types when the job names none (prose, Markdown, HTML,
+#: PDF, Office ...; :mod:`beam_chunking.default_strategy` routes code and transcripts).
+DEFAULT_STRATEGY = "structural"
 #: The strategy option that the job sets for every strategy naming none (``JobConfig.llm``,
 #: the ``--llm-*`` flags): it has no strategy flag of its own.
 JOB_WIDE_OPTION = "llm"

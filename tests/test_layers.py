@@ -34,6 +34,7 @@ LAYERS: Tuple[Tuple[str, ...], ...] = (
     ("strategies",),
     ("refiners", "domains"),
     ("registry",),  # names every strategy and template
+    ("default_strategy",),  # the strategy per content type when a job names none
     ("config",),  # JobConfig: the typed job that the spec, the CLI and ChunkFiles share
     ("transforms",),  # Beam
     ("pipelines",),  # Beam: options, spec, runs, CLI

@@ -34,7 +34,8 @@ job options:
   --incremental             process only files that are new or changed since the output's previous run
                             (unchanged ones keep their rows, embeddings included); implies replacing it
   --config SPEC.yaml        a YAML spec; flags override its keys
-  --strategy NAME           default recursive; 'beam-chunking strategies' lists them with their options
+  --strategy NAME           used for every document; default: chosen per document by its content type
+                            (structural for prose, code, transcript); 'beam-chunking strategies' lists them
   --max-chunk-size N        the strategy's ceiling, in its unit (characters or tokens), overlap included
   --overlap N               shared with the previous chunk, in the same unit
   --OPTION VALUE            any other strategy option (--tokenizer gpt-4o, --breakpoint-percentile 0.3 ...)

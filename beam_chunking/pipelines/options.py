@@ -102,7 +102,8 @@ class ChunkingOptions(PipelineOptions):
                             help="Failed documents allowed before the exit code says so: a count or N%% (default 0).")
         parser.add_argument("--output", dest="output", default=None, help="Output folder for the Parquet tables.")
         parser.add_argument("--config", dest="config", default=None, help="YAML pipeline spec.")
-        parser.add_argument("--strategy", dest="strategy", default=None, help="Strategy registry name.")
+        parser.add_argument("--strategy", dest="strategy", default=None, help="Strategy registry name, used for every document. Default: chosen by content type "
+                                 "(structural for prose, code, transcript).")
         for name, (help_text, owners) in sorted(strategy_flags().items()):
             parser.add_argument(f"--{name.replace('_', '-')}", *([f"--{name}"] if "_" in name else []),
                                 dest=f"{OPTION_PREFIX}{name}", default=None, metavar="VALUE",

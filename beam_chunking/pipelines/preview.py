@@ -160,7 +160,8 @@ def _parser() -> OneLineParser:
         "Show one local file's chunk boundaries: each chunk's size in the strategy's unit and "
         "its id, in alternating colours. Runs the parser and the strategy directly, without Beam."))
     p.add_argument("file", help="a local file (.gz is inflated)")
-    p.add_argument("--strategy", default="recursive", metavar="NAME", help="strategy name (default recursive)")
+    p.add_argument("--strategy", default=None, metavar="NAME",
+                   help="strategy name (default: the one a run chooses for the file's content type)")
     p.add_argument("--max-chunk-size", type=int, metavar="N", help="the strategy's max_chunk_size, in its unit")
     p.add_argument("--overlap", type=int, metavar="N", help="the strategy's overlap, in its unit")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
@@ -186,13 +187,16 @@ def strategy_options(args: Any) -> Dict[str, Any]:
     from beam_chunking.pipelines.spec import option_items
 
     try:
-        options: Dict[str, Any] = {"name": args.strategy, **option_items(args.option, "--option")}
+        options: Dict[str, Any] = option_items(args.option, "--option")
     except ChunkingError as exc:
         raise UsageError(str(exc)) from None
     for key in ("max_chunk_size", "overlap"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
-    return options
+    if args.strategy is None and options:
+        raise UsageError(f"strategy options ({', '.join(options)}) need --strategy NAME; without one, the "
+                         f"file gets the strategy chosen for its content type, with its defaults")
+    return {"name": args.strategy, **options} if args.strategy is not None else {}
 
 
 def _write(stream: TextIO, text: str) -> None:
@@ -215,15 +219,16 @@ def preview_command(argv: List[str], stdout: Optional[TextIO] = None) -> int:
         2, with one line on stderr, for bad usage, an unknown strategy or option, or a file
         that cannot be read.
     """
+    from beam_chunking.default_strategy import default_strategy
     from beam_chunking.pipelines.spec import build_strategy, content_type_items
 
     stdout = stdout or sys.stdout
     try:
         args = _parser().parse_args(argv)
         options = strategy_options(args)
-        strategy = build_strategy(options, "strategy")
         doc = load_document(args.file, decode_errors=args.decode_errors, keep=args.keep,
                             content_types=content_type_items(args.content_types))
+        strategy = build_strategy(options, "strategy") if options else default_strategy().select(doc)
     except (UsageError, OSError, ChunkingError) as exc:
         parse_failed = isinstance(exc, ChunkingError) and not isinstance(exc, ValueError)
         message = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -237,7 +242,9 @@ def preview_command(argv: List[str], stdout: Optional[TextIO] = None) -> int:
               file=sys.stderr)
         return 1
     named = ", ".join(f"{k}={v!r}" for k, v in options.items() if k != "name")
-    label = f"{args.strategy}({named})" if named else args.strategy
+    label = f"{strategy.name}({named})" if named else strategy.name
+    if not options:
+        label += f" (chosen for {doc.content_type})"
     color = not args.no_color and "NO_COLOR" not in os.environ and stdout.isatty()
     _write(stdout, render_preview(doc, chunks, strategy=label, unit=strategy.unit,
                                   color=color, dropped=dropped))

@@ -163,6 +163,10 @@ def spec_from_options(opts: ChunkingOptions) -> JobConfig:
         base = {"name": base} if isinstance(base, str) else dict(base)
         if opts.strategy and opts.strategy != base.get("name"):
             base = {"name": opts.strategy}  # a different strategy takes none of the old options
+        if "name" not in base:
+            named = ", ".join(f"--{k.replace('_', '-')}" for k in flags)
+            raise ConfigError(f"{named}: a strategy option needs --strategy NAME; without one, each document "
+                              f"gets the strategy chosen for its content type, with its defaults")
         data["strategy"] = {**base, **flags}
     spec = parse_spec(data, source=source)
     if not spec.input:

@@ -37,6 +37,7 @@ from beam_chunking.config import JobConfig
 from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
 from beam_chunking.llm.config import LLMConfig
+from beam_chunking.default_strategy import DEFAULT_ROUTES
 from beam_chunking.parsers import PARSERS, check_content_types, closest_content_type
 from beam_chunking.parsers.decode import ERROR_POLICIES
 from beam_chunking.parsers.drops import check_keep
@@ -149,6 +150,13 @@ def check_route_key(ctype: str) -> None:
     raise ConfigError(f"routes.{ctype}: no document has this content type{closest_content_type(ctype)}")
 
 
+def _spelled(strategy: Chunker) -> Dict[str, Any]:
+    """``strategy`` as a spec spells it: its name and the options that differ from the defaults."""
+    changed = {f.name: getattr(strategy, f.name) for f in dataclasses.fields(strategy)
+               if f.init and f.default is not dataclasses.MISSING and getattr(strategy, f.name) != f.default}
+    return {"name": strategy.name, **changed}
+
+
 def build_strategy(value: Any, path: str) -> Chunker:
     """Build a strategy from ``{name: ..., **options}`` (or a bare name) at key ``path``."""
     if isinstance(value, str):
@@ -156,7 +164,11 @@ def build_strategy(value: Any, path: str) -> Chunker:
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: expected a mapping with 'name', got {value!r}")
     options = dict(value)
-    name = options.pop("name", DEFAULT_STRATEGY)
+    if "name" not in options:
+        raise ConfigError(f"{path}.name: required with options ({', '.join(map(str, options)) or 'none'}); "
+                          f"without a strategy, each document gets the one chosen for its content type "
+                          f"({DEFAULT_STRATEGY} for prose; `beam-chunking strategies` lists them)")
+    name = options.pop("name")
     known_strategies = registry()
     if name not in known_strategies:
         raise ConfigError(f"{path}.name: {name!r} is not a strategy; choose one of {', '.join(sorted(known_strategies))}")
@@ -167,10 +179,12 @@ def build_strategy(value: Any, path: str) -> Chunker:
             raise ConfigError(f"{path}.{key}: unknown option of strategy {name!r} (options: {', '.join(sorted(known))})")
     # A strategy inside a strategy (parent_child's parent and child) is spelled like the
     # strategy itself: a name or {name: ..., **options}.
-    nested = {o.name for o in strategy_options(cls) if isinstance(o.default, Chunker)}
+    # Options without a name change the side's default strategy.
+    nested = {o.name: o.default for o in strategy_options(cls) if isinstance(o.default, Chunker)}
     # YAML has lists only; strategy fields hold tuples (hashable, picklable, comparable).
-    options = {k: build_strategy(v, f"{path}.{k}") if k in nested and isinstance(v, (str, dict)) else _tuples(v)
-               for k, v in options.items()}
+    options = {k: build_strategy(v if not isinstance(v, dict) or "name" in v else {**_spelled(nested[k]), **v},
+                                 f"{path}.{k}")
+               if k in nested and isinstance(v, (str, dict)) else _tuples(v) for k, v in options.items()}
     try:
         return cls(**options)
     except ConfigError as exc:
@@ -254,11 +268,16 @@ def parse_spec(data: Any, source: str = "spec") -> JobConfig:
         if not isinstance(data["incremental"], bool):
             raise ConfigError(f"incremental: expected true or false, got {data['incremental']!r}")
         out["incremental"] = data["incremental"]
-    default = build_strategy(data["strategy"], "strategy") if "strategy" in data else get(DEFAULT_STRATEGY)
     routes = data.get("routes") or {}
     if not isinstance(routes, dict):
         raise ConfigError(f"routes: expected a mapping of content type to strategy, got {routes!r}")
     built = {}
+    if "strategy" in data:
+        default = build_strategy(data["strategy"], "strategy")
+    else:  # the routes chosen per content type, less those the spec's own routes cover
+        default = get(DEFAULT_STRATEGY)
+        built = {ctype: get(name) for ctype, name in DEFAULT_ROUTES.items()
+                 if ctype not in routes and ctype.split("/", 1)[0] + "/*" not in routes}
     for ctype, value in routes.items():
         if not isinstance(ctype, str) or "/" not in ctype:
             raise ConfigError(f"routes.{ctype}: keys must be content types like 'text/markdown'")

@@ -216,8 +216,8 @@ class ChunkFiles(beam.PTransform):
             ``exclude``, ``content_types``, ``token_counter``, ``metadata``, ``max_bytes``,
             ``limits``, ``keep``, ``refine``, ``sanitise``, ``embed``, ``llm``; with
             ``output`` also ``overwrite``, ``compression``, ``num_shards``,
-            ``max_failures``), with the spec's defaults: ``recursive`` 512/50 characters,
-            ``cl100k_base`` token counts.
+            ``max_failures``), with the spec's defaults: the strategy chosen per document by
+            its content type, ``cl100k_base`` token counts.
 
     Returns:
         Rows of :data:`CHUNK_ROW`; with ``output``, one :data:`SUMMARY_ROW` after the commit

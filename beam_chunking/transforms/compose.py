@@ -67,7 +67,8 @@ class ChunkFiles(beam.PTransform):
         input: File pattern (or patterns) to read.
         output: Output folder; it may not lie where an input pattern would read its tables
             back as documents.
-        strategy: A strategy or Router; default ``RecursiveChunker()`` (512/50 characters).
+        strategy: A strategy or Router, used for every document; default: chosen per document
+            by its content type (:func:`~beam_chunking.default_strategy.default_strategy`).
         config: A whole :class:`JobConfig` instead of the arguments above.
         **options: Any other :class:`JobConfig` field (``overwrite``, ``incremental``,
             ``num_shards``, ``embed`` ...).

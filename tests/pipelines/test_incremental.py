@@ -85,11 +85,12 @@ def spec_file(tmp_path, src, out, *lines) -> str:
 def test_nothing_changed_keeps_every_row(mode, tmp_path, request):
     src, out = str(tmp_path / "src"), str(tmp_path / "out")
     write_corpus(src)
-    first = run(["--input", f"{src}/*", "--output", out, "--max-chunk-size", "200"])
+    first = run(["--input", f"{src}/*", "--output", out, "--strategy", "recursive", "--max-chunk-size", "200"])
     assert first.changes == {"new": 8, "changed": 0, "unchanged": 0, "deleted": 0}  # a full run: all new
     before = {t: rows(out, t) for t in ("chunks", "documents", "parents")}
     files_before = {t: sorted(open(p, "rb").read() for p in table_files(out, t)) for t in ("chunks", "documents")}
-    again = ["--input", f"{src}/*", "--output", out, "--max-chunk-size", "200", "--incremental"]
+    again = ["--input", f"{src}/*", "--output", out, "--strategy", "recursive", "--max-chunk-size", "200",
+             "--incremental"]
     summary = run(again + runner_args(mode, request))
     # No document's rows go, so every previous file is copied as it is, byte for byte.
     assert {t: sorted(open(p, "rb").read() for p in table_files(out, t)) for t in files_before} == files_before
@@ -142,7 +143,7 @@ def test_nightly_runs_do_not_gather_small_files(tmp_path):
 
     src, out = str(tmp_path / "src"), str(tmp_path / "out")
     write_corpus(src, n=MERGE_SMALL_FILES + 4)
-    args = ["--input", f"{src}/*", "--output", out, "--max-chunk-size", "200"]
+    args = ["--input", f"{src}/*", "--output", out, "--strategy", "recursive", "--max-chunk-size", "200"]
     run(args)
     counts = []
     for night in range(MERGE_SMALL_FILES + 2):
@@ -155,7 +156,7 @@ def test_nightly_runs_do_not_gather_small_files(tmp_path):
     # into one (beside that night's new file).
     assert counts == [*range(2, MERGE_SMALL_FILES + 2), 2, 3], counts
     fresh = str(tmp_path / "fresh")
-    run(["--input", f"{src}/*", "--output", fresh, "--max-chunk-size", "200"])
+    run(["--input", f"{src}/*", "--output", fresh, "--strategy", "recursive", "--max-chunk-size", "200"])
     for table in ("chunks", "documents"):
         assert {r["document_id"] for r in rows(out, table)} == {r["document_id"] for r in rows(fresh, table)}
     assert [(r["chunk_id"], r["text"]) for r in rows(out, "chunks")] == [
@@ -165,11 +166,12 @@ def test_nightly_runs_do_not_gather_small_files(tmp_path):
 def test_changed_strategy_option_changes_every_document(tmp_path):
     src, out = str(tmp_path / "src"), str(tmp_path / "out")
     write_corpus(src, 4)
-    run(["--input", f"{src}/*", "--output", out, "--max-chunk-size", "200"])
+    run(["--input", f"{src}/*", "--output", out, "--strategy", "recursive", "--max-chunk-size", "200"])
     chunks = rows(out, "chunks")
     previous = {d["document_id"]: sorted(c["chunk_id"] for c in chunks if c["document_id"] == d["document_id"])
                 for d in rows(out, "documents")}
-    summary = run(["--input", f"{src}/*", "--output", out, "--max-chunk-size", "150", "--incremental"])
+    summary = run(["--input", f"{src}/*", "--output", out, "--strategy", "recursive", "--max-chunk-size", "150",
+                   "--incremental"])
     assert summary.changes == {"new": 0, "changed": 4, "unchanged": 0, "deleted": 0}
     assert {r["document_id"]: r["delete_chunk_ids"] for r in rows(out, "changes")} == previous
     assert max(len(r["text"]) for r in rows(out, "chunks")) <= 150
@@ -178,8 +180,10 @@ def test_changed_strategy_option_changes_every_document(tmp_path):
 def test_changed_job_option_changes_every_document(tmp_path):
     src, out = str(tmp_path / "src"), str(tmp_path / "out")
     write_corpus(src, 3)
-    run(["--input", f"{src}/*", "--output", out])
-    summary = run(["--input", f"{src}/*", "--output", out, "--token-counter", "none", "--incremental"])
+    # recursive: a strategy sized in characters, whose token counts come from the token counter
+    run(["--input", f"{src}/*", "--output", out, "--strategy", "recursive"])
+    summary = run(["--input", f"{src}/*", "--output", out, "--strategy", "recursive", "--token-counter", "none",
+                   "--incremental"])
     assert summary.changes["changed"] == 3
     assert all(r["token_count"] is None for r in rows(out, "chunks"))
 

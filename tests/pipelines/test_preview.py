@@ -71,7 +71,8 @@ def test_recursive_200_shows_every_chunk_and_the_segments_rebuild_the_file():
 
 
 def test_options_as_key_value_yaml_and_the_overlap_flag():
-    argv = [PRESS, "--option", "max_chunk_size=200", "--overlap", "0", "--option", "separators=['. ', ' ']"]
+    argv = [PRESS, "--strategy", "recursive", "--option", "max_chunk_size=200", "--overlap", "0",
+            "--option", "separators=['. ', ' ']"]
     code, out = preview(argv)
     assert code == 0
     strategy = get("recursive", max_chunk_size=200, overlap=0, separators=(". ", " "))
@@ -79,6 +80,16 @@ def test_options_as_key_value_yaml_and_the_overlap_flag():
     _, blocks, _ = parse_preview(out)
     assert [f[4] for f, _ in blocks if f[0]] == [c.id for c in expected]
     assert all(f[7] == "0" for f, _ in blocks if f[0])
+
+
+def test_with_no_strategy_the_file_gets_the_one_a_run_chooses_for_its_type(tmp_path):
+    code, out = preview([PRESS])
+    assert code == 0 and out.splitlines()[0].startswith(f"{PRESS} | text/plain | strategy structural (chosen for "
+                                                        "text/plain) | unit cl100k_base tokens |")
+    source = tmp_path / "tool.py"
+    source.write_text("def one():\n    return 1\n\n\ndef two():\n    return 2\n")
+    code, out = preview([str(source)])
+    assert code == 0 and "| strategy code (chosen for text/x-python) | unit characters |" in out.splitlines()[0]
 
 
 def test_token_strategy_sizes_are_in_its_unit():
@@ -108,16 +119,16 @@ def test_uncovered_text_and_drops_are_shown(tmp_path):
 def test_gzip_is_inflated_and_typed_by_the_inner_name(tmp_path):
     gz = tmp_path / "press.txt.gz"
     gz.write_bytes(gzip.compress(open(PRESS, "rb").read()))
-    code, out = preview([str(gz), "--max-chunk-size", "300"])
+    code, out = preview([str(gz), "--strategy", "recursive", "--max-chunk-size", "300"])
     assert code == 0 and " | text/plain | " in out.split("\n")[0]
     assert "".join(seg for _, seg in parse_preview(out)[1]) == load_document(PRESS).text
 
 
 def test_colour_alternates_on_a_terminal_and_is_off_on_request(monkeypatch):
     monkeypatch.delenv("NO_COLOR", raising=False)
-    code, out = preview([PRESS, "--max-chunk-size", "200"], Tty())
+    code, out = preview([PRESS, "--strategy", "recursive", "--max-chunk-size", "200"], Tty())
     assert code == 0 and "\x1b[36m" in out and "\x1b[33m" in out and "\x1b[4m" in out  # overlap underlined
-    assert re.sub(r"\x1b\[[0-9;]*m", "", out) == preview([PRESS, "--max-chunk-size", "200"])[1]
+    assert re.sub(r"\x1b\[[0-9;]*m", "", out) == preview([PRESS, "--strategy", "recursive", "--max-chunk-size", "200"])[1]
     assert "\x1b" not in preview([PRESS, "--no-color"], Tty())[1]
     monkeypatch.setenv("NO_COLOR", "1")
     assert "\x1b" not in preview([PRESS], Tty())[1]
@@ -132,8 +143,10 @@ def test_control_characters_in_the_file_cannot_drive_the_terminal(tmp_path):
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["--option", "nonsense=1"], "strategy.nonsense: unknown option"),
-    (["--max-chunk-size", "10", "--overlap", "20"], "overlap"),
+    (["--strategy", "recursive", "--option", "nonsense=1"], "strategy.nonsense: unknown option"),
+    (["--max-chunk-size", "100"], "need --strategy NAME"),
+    (["--strategy", "recursive", "--max-chunk-size", "10", "--overlap", "20"],
+     "overlap"),
     (["--strategy", "nope"], "'nope' is not a strategy"),
     (["--option", "novalue"], "expected KEY=VALUE"),
     (["--option", "overlap=[unclosed"], "not YAML"),
@@ -173,7 +186,8 @@ def test_preview_does_not_import_beam():
             "            raise ImportError('preview imported ' + name)\n"
             "sys.meta_path.insert(0, NoBeam())\n"
             "from beam_chunking.pipelines.preview import preview_command\n"
-            f"assert preview_command([{PRESS!r}, '--max-chunk-size', '200'], stdout=io.StringIO()) == 0\n"
+            f"assert preview_command([{PRESS!r}, '--strategy', 'recursive', '--max-chunk-size', '200'],\n"
+            "                       stdout=io.StringIO()) == 0\n"
             "assert not [m for m in sys.modules if m.split('.')[0] == 'apache_beam']\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -187,5 +201,5 @@ def test_preview_ids_match_a_run_of_the_same_file(tmp_path, monkeypatch):
     run(["--input", os.path.join(".", "examples", "..", "examples", os.path.basename(PRESS)),
          "--output", str(tmp_path / "out")])
     ran = sorted(read_table(str(tmp_path / "out")).column("chunk_id").to_pylist())
-    previewed = sorted(c.id for c in get("recursive").chunk_document(load_document(PRESS)))
+    previewed = sorted(c.id for c in get("structural").chunk_document(load_document(PRESS)))
     assert ran == previewed

@@ -15,6 +15,7 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from beam_chunking.pipelines.run import release, resolve_runner, run
+from beam_chunking.default_strategy import default_strategy
 from beam_chunking.strategies import RecursiveChunker
 from beam_chunking.transforms import ChunkDocuments, ParseDocuments, ReadDocuments, WriteChunkTable
 from beam_chunking.transforms.manifest import read_manifest, read_table
@@ -126,7 +127,7 @@ def run_stages(mode: str, dask_address: str, input: str, output: str, *middle, s
     options = PipelineOptions(runner_args(mode, dask_address))
     resolve_runner(options)
     p = beam.Pipeline(options=options)
-    docs = p | ReadDocuments(input) | ParseDocuments() | ChunkDocuments(strategy or RecursiveChunker())
+    docs = p | ReadDocuments(input) | ParseDocuments() | ChunkDocuments(strategy or default_strategy())
     for i, step in enumerate(middle):
         docs = docs | f"Middle{i}" >> step
     docs | WriteChunkTable(output, **write)

@@ -151,8 +151,8 @@ def run_cli(args, wait_for=None, commit_after=None):
 def test_two_concurrent_runs_into_one_folder_one_wins_the_other_is_refused(tmp_path):
     src = tmp_path / "in"
     src.mkdir()
-    for i in range(10):
-        (src / f"d{i:02d}.txt").write_text(f"document {i} " + "words and more words. " * 50)
+    for i in range(10):  # several chunks each
+        (src / f"d{i:02d}.txt").write_text(f"document {i} " + "words and more words. " * 300)
     out = str(tmp_path / "out")
     first = new_run_id()  # a previous output, which the refused run must not touch
     commit(out, first, [documents_file(out, first, ["old"])], SCHEMAS, "zstd")
