@@ -11,7 +11,8 @@ heading path then applies from there, so no body is filed under the previous hea
 set large that match no bookmark stay text.
 
 Without an outline, blocks set at least :data:`~beam_chunking.parsers.pdf_paragraphs.HEADING_RATIO`
-above the body are headings, ranked by size: the largest size is level 1.
+above the body are headings, ranked by size: the largest size is level 1. Short bold blocks in
+the body's size that read as titles are headings one level below the smallest size.
 """
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ _NOT_WORD = re.compile(r"[\W_]+")
 _LABEL_LINE = re.compile(r"^(?:(?:chapter|part|appendix|section)\s+[\w.]+|[\dIVXLC.]+)$", re.I)
 #: Deepest heading level given by size alone.
 MAX_SIZE_LEVELS = 6
+#: Over this share of bold lines, bold marks no heading (the body itself is bold).
+_BOLD_SHARE = 0.3
+_NOT_HEADING_END = re.compile(r"[.,;:!?]$")
 
 
 class Heading(NamedTuple):
@@ -136,15 +140,37 @@ def _fallback(blocks: Sequence[Block], start: int, page: int) -> int:
 
 
 def size_headings(blocks: Sequence[Block]) -> List[Heading]:
-    """Headings by size alone (no outline): each distinct size of heading blocks is a level."""
+    """Headings by size alone (no outline): each distinct size of heading blocks is a level,
+    the largest first; bold headings set in the body's size (:func:`_bold_heading`) come one
+    level below the smallest size."""
     sizes = sorted({round(b.size * 2) / 2 for b in blocks if b.kind == "heading"}, reverse=True)
     level_of = {size: min(n + 1, MAX_SIZE_LEVELS) for n, size in enumerate(sizes)}
+    bold_level = min(len(sizes) + 1, MAX_SIZE_LEVELS)
+    lines = [line for block in blocks for _, line in block.lines]
+    mostly_bold = sum(1 for line in lines if line.bold) > _BOLD_SHARE * max(1, len(lines))
     out = []
     for k, block in enumerate(blocks):
-        if block.kind == "heading":
+        if block.kind == "text" and not mostly_bold and _bold_heading(blocks, k):
+            block.kind = "heading"
+            text, _ = block.text_and_spans()
+            out.append(Heading(k, bold_level, " ".join(text.split()), True))
+        elif block.kind == "heading":
             text, _ = block.text_and_spans()
             out.append(Heading(k, level_of[round(block.size * 2) / 2], " ".join(text.split()), True))
     return out
+
+
+def _bold_heading(blocks: Sequence[Block], k: int) -> bool:
+    """Whether text block ``k`` is a heading set in bold at the body's size: one or two bold
+    lines of at most 120 characters, not ending like a sentence or a run-in label (``.``,
+    ``:`` ...), followed on its page or the next by a block that is not bold."""
+    block = blocks[k]
+    if len(block.lines) > 2 or not all(line.bold for _, line in block.lines) or k + 1 >= len(blocks):
+        return False
+    text, _ = block.text_and_spans()
+    after = blocks[k + 1]
+    return (len(text) <= 120 and not _NOT_HEADING_END.search(text) and not after.lines[0][1].bold
+            and after.kind != "heading" and after.page <= block.lines[-1][0] + 1)
 
 
 def headings(blocks: List[Block], outline: Optional[Dict[int, List[Tuple[int, str]]]]) -> List[Heading]:

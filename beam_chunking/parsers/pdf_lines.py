@@ -30,6 +30,8 @@ _LINE_END_HYPHENS = "\u2010\u00ad"
 _FIXED_PITCH = 1  # FPDFText_GetFontInfo flag
 _BOLD_WEIGHT = 600
 _MONO_NAME = re.compile(r"mono|courier|consol|typewriter|menlo|cmtt|fixed", re.I)
+# Bold, black, heavy, semibold and demibold faces, and TeX's bold extended (cmbx10, sfbx1000).
+_BOLD_NAME = re.compile(r"bold|black|heavy|demi|cmbx|sfbx", re.I)
 
 
 class Line(NamedTuple):
@@ -102,7 +104,7 @@ class _Reader:
         self.rect = (ctypes.c_float * 4)()  # FS_RECTF: left, top, right, bottom
         self.flags = ctypes.c_int()
         self.name = (ctypes.c_char * 128)()
-        self.names: Dict[bytes, bool] = {}  # font name -> monospaced, per page
+        self.names: Dict[bytes, Tuple[bool, bool]] = {}  # font name -> (bold, monospaced), per page
         base = ctypes.addressof(self.values)
         self.slots = tuple(base + 8 * k for k in range(4))
         self.rect_at = ctypes.addressof(self.rect)
@@ -139,19 +141,19 @@ class _Reader:
                 size *= scale
         return size
 
-    def bold(self, index: int) -> bool:
-        return self.calls.font_weight(self.tp, index) >= _BOLD_WEIGHT
-
-    def mono(self, index: int) -> bool:
-        # The flag, or the name where the flag is missing (the standard Courier fonts).
+    def style(self, index: int) -> Tuple[bool, bool]:
+        """``(bold, monospaced)`` of character ``index``'s font."""
         self.calls.font_info(self.tp, index, self.name_at, len(self.name), self.flags_at)
-        if self.flags.value & _FIXED_PITCH:
-            return True
         name = self.name.value
         known = self.names.get(name)
         if known is None:
-            known = self.names[name] = bool(_MONO_NAME.search(name.decode("latin-1")))
-        return known
+            text = name.decode("latin-1")
+            known = self.names[name] = (bool(_BOLD_NAME.search(text)), bool(_MONO_NAME.search(text)))
+        # The weight, or the name: a weight read from the font's stem width (Chromium's
+        # embedded fonts: 380 for bold) can stay under a bold weight.
+        bold = known[0] or self.calls.font_weight(self.tp, index) >= _BOLD_WEIGHT
+        # The flag, or the name where the flag is missing (the standard Courier fonts).
+        return bold, bool(self.flags.value & _FIXED_PITCH) or known[1]
 
 
 class _Offsets:
@@ -211,26 +213,30 @@ def page_lines(raw, textpage, height: float) -> List[Line]:
         if first is not None and clean(segment).strip():
             i0 = offsets.char(pos + first)
             i1 = offsets.char(pos + last)
-            x0, _, _, _ = reader.box(i0)
-            _, _, x1, _ = reader.box(i1)
+            # Left and right edges whatever the direction: in right-to-left text the first
+            # character is the rightmost one.
+            a0, _, a1, _ = reader.box(i0)
+            b0, _, b1, _ = reader.box(i1)
+            x0, x1 = min(a0, b0), max(a1, b1)
             top, bottom = reader.loose(i0)
             top1, bottom1 = reader.loose(i1)
             space = segment.find(" ", first)
             if space > first:
-                _, _, word_end, _ = reader.box(offsets.char(pos + space - 1))
-                first_word = max(0.0, word_end - x0)
+                w0, _, w1, _ = reader.box(offsets.char(pos + space - 1))
+                first_word = max(a1, w1) - min(a0, w0)
             else:
-                first_word = max(0.0, x1 - x0)
+                first_word = x1 - x0
             # The font of the first letter or digit: a bullet or a dash is often set in
             # another size or font than the text it marks.
             lead = next((k for k in range(first, min(len(segment), first + 12)) if segment[k].isalnum()), first)
             i_font = i0 if lead == first else offsets.char(pos + lead)
             words = clean(segment).strip()
+            (bold_first, mono_first), (bold_last, mono_last) = reader.style(i_font), reader.style(i1)
             lines.append(Line(
                 text=" ".join(words.split()) if "  " in words or "\t" in words else words,
-                x0=min(x0, x1), top=min(top, top1), x1=max(x0, x1), bottom=max(bottom, bottom1),
+                x0=x0, top=min(top, top1), x1=x1, bottom=max(bottom, bottom1),
                 baseline=reader.baseline(i_font), size=reader.size(i_font, i1),
-                bold=reader.bold(i_font) and reader.bold(i1), mono=reader.mono(i_font) and reader.mono(i1),
+                bold=bold_first and bold_last, mono=mono_first and mono_last,
                 first_word=first_word, hyphenated=hyphenated,
             ))
         pos = next_pos

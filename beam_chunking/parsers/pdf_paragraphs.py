@@ -27,7 +27,9 @@ A line that starts above the previous one starts a new column (multi-column page
 column by column). At a column or page turn the paragraph goes on when the last line was full
 and the next one neither is indented, starts a list item, nor changes font: a sentence cut by
 a page turn stays one paragraph. Smaller print at the foot of a page (footnotes) that
-interrupts such a paragraph is put after it.
+interrupts such a paragraph is put after it, and so is a caption (a ``Figure 2:``-style label,
+or print smaller than the body) that stands between a paragraph stopped mid-sentence and the
+line that goes on with it, on the same page or at the top of the next.
 
 Headings are blocks of at most 3 lines set at least 15% larger than the body text.
 """
@@ -47,6 +49,12 @@ _LIST_MARKER = re.compile(r"^(?:[\u2022\u2023\u25e6\u2043\u2219\u25aa\u25cf\u25a
 # An en or em dash opens a list item only in a list (or indented apart): prose lines may
 # begin with a dash too ("— and then").
 _DASH = re.compile(r"^(?:[\u2013\u2014]\s|(?:[a-zA-Z]|[ivxlc]{1,5})[.)]\s)")
+# A caption's label: "Figure 2:", "Fig. 3.", "Table IV", "Listing 1" ...
+_CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.|Listing|Chart|Diagram|Exhibit|Plate|Illustration|Image|Photo|"
+                      r"Map|Scheme|Algorithm)\s*[\dIVXivx]+[\w.-]*(?:[.:\u2013\u2014-]|\s|$)", re.IGNORECASE)
+# Letters of the right-to-left scripts: Hebrew, Arabic, Syriac, Thaana, N'Ko and their forms.
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+_SENTENCE_END = re.compile(r"[.!?:;][\"'\u2019\u201d)\]]*$")
 _WORD_EDGE = re.compile(r"^\W+|\W+$")
 _WORD = re.compile(r"\w(?:[\w-]*\w)?")
 #: How much larger than the body text a heading is set, at least.
@@ -354,12 +362,18 @@ def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = 
     """
     metrics = metrics or Metrics(pages)
     apart = apart or set()
+    # Right-to-left pages are read mirrored, so that the rules above (indents, lines that
+    # ended early) hold as written; the blocks get their lines back as drawn.
+    flipped = {page: _flip_axis(widths, page, lines) for page, lines in enumerate(pages) if _right_to_left(lines)}
+    if flipped:
+        pages, apart = _mirrored(pages, flipped, apart)
     runs = [run for page, lines in enumerate(pages) for run in _runs(page, lines)]
     _widen(runs, widths)
     out: List[Block] = []
     open_block: Optional[Block] = None  # the block the next line may extend
     open_run: Optional[_Run] = None
     held: List[Block] = []  # footnotes waiting for the paragraph they interrupt to end
+    captioned: Optional[Block] = None  # a paragraph that stopped mid-sentence where a caption began
 
     def close() -> None:
         nonlocal open_block
@@ -403,12 +417,72 @@ def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = 
                         open_block.lines.append((run.page, line))
                         open_run = run
                         continue
+                if (captioned is not None and out and out[-1] is captioned
+                        and run.page <= captioned.lines[-1][0] + 1
+                        and _continues(captioned.lines[-1][1], _run_of(runs, captioned), line, run, metrics)):
+                    # The caption (or small print) interrupted this paragraph: it goes on
+                    # here, and the caption follows it.
+                    held.append(open_block)
+                    open_block, captioned = out.pop(), None
+                    open_block.lines.append((run.page, line))
+                    open_run = run
+                    continue
+                interrupted = open_block if _interrupts(open_block, line, metrics) else None
                 close()
+                captioned = interrupted
             open_block = Block(_kind(line, metrics), [(run.page, line)])
             open_run = run
     close()
     _mark_compounds(out, pages)
+    for block in out if flipped else ():
+        block.lines = [(page, _mirror(line, flipped[page]) if page in flipped else line) for page, line in block.lines]
     return out
+
+
+def _right_to_left(lines: Sequence[Line]) -> bool:
+    """Whether most letters of a page's lines are of a right-to-left script."""
+    if not any(_RTL.search(line.text) for line in lines):
+        return False
+    rtl = sum(len(_RTL.findall(line.text)) for line in lines)
+    letters = sum(1 for line in lines for ch in line.text if ch.isalpha())
+    return 2 * rtl > letters
+
+
+def _flip_axis(widths: Optional[Sequence[float]], page: int, lines: Sequence[Line]) -> float:
+    """The sum ``x + x'`` of a page's mirror: its width when known."""
+    return widths[page] if widths is not None and page < len(widths) else 0.0
+
+
+def _mirror(line: Line, axis: float) -> Line:
+    """``line`` mirrored left to right (its own inverse)."""
+    return line._replace(x0=axis - line.x1, x1=axis - line.x0)
+
+
+def _mirrored(pages: Sequence[Sequence[Line]], flipped: Dict[int, float], apart: Set[int]):
+    """The pages with the ``flipped`` ones mirrored, and ``apart`` for the mirrored lines."""
+    out, moved = [], set(apart)
+    for page, lines in enumerate(pages):
+        if page not in flipped:
+            out.append(lines)
+            continue
+        mirrored = [_mirror(line, flipped[page]) for line in lines]
+        moved.update(id(new) for old, new in zip(lines, mirrored) if id(old) in apart)
+        out.append(mirrored)
+    return out, moved
+
+
+def _caption(line: Line, metrics: Metrics) -> bool:
+    """Whether ``line`` may open a caption or a note set in the text: a ``Figure 2:``-style
+    label, or print smaller than the body."""
+    return not line.mono and (bool(_CAPTION.match(line.text)) or line.size < metrics.body - 0.6)
+
+
+def _interrupts(block: Block, line: Line, metrics: Metrics) -> bool:
+    """Whether ``line``, opening a block after ``block``, may be a caption standing in
+    ``block``'s paragraph: ``block`` is body text that stopped mid-sentence."""
+    last = block.lines[-1][1]
+    return (block.kind == "text" and _caption(line, metrics) and not _caption(block.lines[0][1], metrics)
+            and not _SENTENCE_END.search(last.text))
 
 
 def _footnotes_after(out: List[Block], held: List[Block], block: Block, run: _Run, metrics: Metrics) -> bool:

@@ -49,6 +49,36 @@ def test_typeset_paragraphs_come_back_whole_over_page_and_column_turns(layout):
     assert pages == set(range(1, doc.metadata["pdf_pages"] + 1))
 
 
+def test_bold_headings_in_the_body_size_nest_below_the_sized_ones():
+    paras = paragraphs(5, seed=8)
+    # h4 is set bold in the body's size; a bold sentence and a bold run-in label are no headings.
+    blocks = [("h1", "Guide"), ("p", paras[0]), ("h4", "Install from source"), ("p", paras[1]),
+              ("p", "<b>Never run the installer twice.</b>"), ("p", paras[2]),
+              ("p", "<b>Note:</b>"), ("p", paras[3]), ("h4", "Use"), ("p", paras[4])]
+    page = article([(tag, "@") for tag, _ in blocks], "plain")
+    for tag, text in blocks:
+        page = page.replace("@", text if text.startswith("<b>") else text, 1)
+    doc = parse(chromium_pdf(page))
+    got = [(s.heading_path, doc.text[s.start:s.end].split("\n\n")[1][:30]) for s in doc.sections]
+    assert got == [(("Guide",), paras[0][:30]), (("Guide", "Install from source"), paras[1][:30]),
+                   (("Guide", "Use"), paras[4][:30])]
+    assert "Never run the installer twice." in doc.text and "Note:" in doc.text
+
+
+def test_right_to_left_paragraphs_come_back_whole_with_boxes_as_drawn():
+    first = "שלום עולם זהו משפט ארוך בעברית שנועד לבדוק את סדר הקריאה של הטקסט. " * 12
+    second = "פסקה שנייה עם מילים אחרות לגמרי כדי שנדע איפה היא מתחילה ונגמרת. " * 10
+    page = (f"<!doctype html><html dir=rtl lang=he><head><meta charset=utf-8></head><body style='font:12pt sans-serif'>"
+            f"<p>{first}</p><p>{second}</p><p style='text-indent:2em'>{first}</p></body></html>")
+    doc = parse(chromium_pdf(page))
+    assert blocks_of(doc) == [first.strip(), second.strip(), first.strip()]
+    width = 612  # Letter or A4: both are wider than any right edge below
+    edge = max(box.x1 for box in doc.boxes)
+    assert all(box.x0 < box.x1 <= width for box in doc.boxes)
+    # Set against the right edge, but for the indented first line of the third paragraph.
+    assert [round(edge - box.x1) for box in doc.boxes if edge - box.x1 > 2] == [24]
+
+
 def test_headings_by_size_without_an_outline_nest_by_size():
     paras = paragraphs(6, seed=5)
     blocks = [("h1", "Guide"), ("p", paras[0]), ("h2", "Install"), ("p", paras[1]), ("h3", "From source"),
@@ -135,6 +165,57 @@ def test_footnotes_at_a_page_foot_go_after_the_paragraph_they_interrupt():
         pdf.text(20, 200 + 6 * k if k < 5 else 20 + 6 * k, line)
     doc = parse(bytes(pdf.output()))
     assert blocks_of(doc) == [long, "1. A note set in small print at the foot of the page."]
+
+
+def _interrupted_by_a_figure(caption: str, caption_size: float, top_of_next_page: bool, ends: str = ""):
+    """A paragraph drawn line by line (each full, as a typesetter leaves them) with a drawn
+    figure and its caption between its 5th and 6th lines."""
+    pdf = fpdf_doc()
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    long = " ".join(paragraphs(8, seed=4)) + ends
+    lines = pdf.multi_cell(170, 6, long, dry_run=True, output="LINES")
+    y = 30.0
+    for k, line in enumerate(lines):
+        if k == 5:
+            if top_of_next_page:
+                pdf.add_page()
+                y = 20.0
+            pdf.rect(60, y + 4, 90, 50)  # the figure
+            pdf.set_font("Helvetica", size=caption_size)
+            pdf.text(60, y + 62, caption)
+            pdf.set_font("Helvetica", size=11)
+            y += 72
+        pdf.text(20, y, line)
+        y += 6
+    return long, parse(bytes(pdf.output()))
+
+
+@pytest.mark.parametrize("top_of_next_page", [False, True])
+@pytest.mark.parametrize("caption, size", [("Figure 2: The valley seen from the quarry.", 11),
+                                           ("The valley seen from the quarry, in small print.", 8)])
+def test_a_caption_goes_after_the_paragraph_it_interrupts(caption, size, top_of_next_page):
+    long, doc = _interrupted_by_a_figure(caption, size, top_of_next_page)
+    check_sections(doc)
+    assert blocks_of(doc) == [long, caption]
+
+
+def test_a_caption_after_a_finished_sentence_stays_in_place():
+    # The paragraph before the figure ends a sentence: nothing says the text after it is
+    # the same paragraph, so the caption keeps its place between the two.
+    pdf = fpdf_doc()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    first, second = paragraphs(2, seed=6)
+    pdf.multi_cell(170, 6, first)
+    pdf.rect(60, pdf.get_y() + 4, 90, 50)
+    pdf.set_y(pdf.get_y() + 58)
+    pdf.multi_cell(170, 6, "Figure 1: A map.")
+    pdf.set_y(pdf.get_y() + 6)
+    pdf.multi_cell(170, 6, second)
+    doc = parse(bytes(pdf.output()))
+    assert blocks_of(doc) == [first, "Figure 1: A map.", second]
 
 
 def test_bookmarks_match_the_page_text_tolerantly_and_never_misfile_a_body():
