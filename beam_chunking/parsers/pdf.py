@@ -108,16 +108,41 @@ def _outline(pdf) -> Dict[int, List[Tuple[int, str]]]:
 
 
 class _Page(NamedTuple):
-    width: float
+    width: float  # of the page as its text is set, before any /Rotate
     lines: List[Line]
     tables: List[Any]
     ocr: Optional[float]  # mean recognition confidence of an OCR'd page, else None
+    rotation: int = 0  # degrees clockwise a viewer turns the page (/Rotate); 0 for OCR'd pages
+    height: float = 0.0  # of the page as its text is set
+
+
+def _downwards(lines: List[Line]) -> List[Line]:
+    """The page's lines top to bottom: PDFium gives the lines of some turned pages (/Rotate
+    90) bottom line first, which the layout would read as one column per line."""
+    up = sum(1 for a, b in zip(lines, lines[1:]) if b.baseline < a.baseline - 0.5 * a.size)
+    down = sum(1 for a, b in zip(lines, lines[1:]) if b.baseline > a.baseline + 0.5 * a.size)
+    return lines[::-1] if up > 2 * down + 1 else lines
+
+
+def _shown(page: _Page, x0: float, top: float, x1: float, bottom: float) -> Tuple[float, float, float, float]:
+    """A box of the page's text frame as a viewer shows the page, turned by its /Rotate."""
+    w, h = page.width, page.height
+    if page.rotation == 90:
+        return h - bottom, x0, h - top, x1
+    if page.rotation == 180:
+        return w - x1, h - bottom, w - x0, h - top
+    if page.rotation == 270:
+        return top, w - x1, bottom, w - x0
+    return x0, top, x1, bottom
 
 
 def _read_page(pdf, index: int, doc: Document, limits: ParseLimits, raw, ocr: str) -> _Page:
     page = pdf[index]
     try:
+        rotation = page.get_rotation() % 360
         width, height = page.get_size()
+        if rotation in (90, 270):  # the size as shown: the text is set on the page before turning
+            width, height = height, width
         textpage = page.get_textpage()
         try:
             # Counted before the text is copied out: pages sharing one long content stream
@@ -125,7 +150,7 @@ def _read_page(pdf, index: int, doc: Document, limits: ParseLimits, raw, ocr: st
             chars = textpage.count_chars()
             if chars > limits.max_page_chars:
                 raise exceeded(limits, "max_page_chars", f"PDF: page {index + 1} has {chars} characters")
-            lines = page_lines(raw, textpage, height)
+            lines = _downwards(page_lines(raw, textpage, height))
             tables = _tables(page, textpage, index, lines) if lines else []
         finally:
             textpage.close()
@@ -133,6 +158,9 @@ def _read_page(pdf, index: int, doc: Document, limits: ParseLimits, raw, ocr: st
         if want_ocr(ocr, bool(lines)):
             lines, confidence = ocr_lines(page, index, doc)
             tables = []
+            rotation = 0  # recognised on the page as rendered: turned already
+            if page.get_rotation() % 180:
+                width, height = height, width
     except (LimitExceeded, MissingExtra, ParseError):
         raise
     except Exception as exc:
@@ -141,7 +169,7 @@ def _read_page(pdf, index: int, doc: Document, limits: ParseLimits, raw, ocr: st
         page.close()
     if tables:
         lines = [line for line in lines if not any(holds(table.box, line) for table in tables)]
-    return _Page(width, lines, tables, confidence)
+    return _Page(width, lines, tables, confidence, rotation if rotation in (90, 180, 270) else 0, height)
 
 
 def _tables(page, textpage, index: int, lines: List[Line]) -> List[Any]:
@@ -243,7 +271,7 @@ def _assemble(blocks: List[Block], pages: Sequence[_Page], marks: Sequence[Headi
             index, found = table
             start = out.unit(table_markdown(found), "table", page=index + 1)
             if start is not None:
-                x0, top, x1, bottom = found.box
+                x0, top, x1, bottom = _shown(pages[index], *found.box)
                 boxes.append(TextBox(start, out.builder.length, index + 1, x0, top, x1, bottom, group))
                 group += 1
             continue
@@ -266,7 +294,8 @@ def _assemble(blocks: List[Block], pages: Sequence[_Page], marks: Sequence[Headi
             continue
         _extend_pages(builder, block.lines[-1][0] + 1)
         for (s, e), (line_page, line) in zip(spans, block.lines):
-            boxes.append(TextBox(start + s, start + e, line_page + 1, line.x0, line.top, line.x1, line.bottom, group))
+            x0, top, x1, bottom = _shown(pages[line_page], line.x0, line.top, line.x1, line.bottom)
+            boxes.append(TextBox(start + s, start + e, line_page + 1, x0, top, x1, bottom, group))
         group += 1
     return boxes
 

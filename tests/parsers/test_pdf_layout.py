@@ -79,6 +79,33 @@ def test_right_to_left_paragraphs_come_back_whole_with_boxes_as_drawn():
     assert [round(edge - box.x1) for box in doc.boxes if edge - box.x1 > 2] == [24]
 
 
+@pytest.mark.parametrize("rotation", [90, 180, 270])
+def test_a_turned_page_reads_as_upright_and_its_boxes_cover_the_text_as_shown(rotation):
+    import io
+
+    import pypdfium2
+
+    pdf = fpdf_doc()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    paras = paragraphs(3, seed=1)
+    for p in paras:
+        pdf.multi_cell(170, 6, p)
+        pdf.ln(4)
+    turned = pypdfium2.PdfDocument(bytes(pdf.output()))
+    turned[0].set_rotation(rotation)
+    buf = io.BytesIO()
+    turned.save(buf)
+    doc = parse(buf.getvalue())
+    assert blocks_of(doc) == paras
+    # Each line's box, on the page as a viewer renders it (turned), holds ink.
+    image = pypdfium2.PdfDocument(buf.getvalue())[0].render(scale=1).to_pil().convert("L")
+    for box in doc.boxes:
+        assert 0 <= box.x0 < box.x1 <= image.width and 0 <= box.y0 < box.y1 <= image.height
+        crop = image.crop((int(box.x0), int(box.y0), int(box.x1) + 1, int(box.y1) + 1))
+        assert crop.getextrema()[0] < 100, box  # some dark pixels
+
+
 def test_headings_by_size_without_an_outline_nest_by_size():
     paras = paragraphs(6, seed=5)
     blocks = [("h1", "Guide"), ("p", paras[0]), ("h2", "Install"), ("p", paras[1]), ("h3", "From source"),
