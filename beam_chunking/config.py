@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, List, Mapping, Optional, Tuple
 
+from beam_chunking.embeddings.context import check_context
 from beam_chunking.errors import ConfigError
 from beam_chunking.llm.config import LLMConfig
 from beam_chunking.parsers import check_content_types
@@ -63,6 +64,10 @@ class JobConfig:
             are counted), ``"always"`` (every PDF page, text layer or not) or ``"never"``.
         embed: Embedding model for the ``embedding`` column (``"minilm"`` or an embedder);
             default ``None``, no embedding stage.
+        embed_context: A template of what is embedded for each chunk, such as
+            ``"{title}\n{section_path}\n\n{text}"`` (fields: see
+            :mod:`beam_chunking.embeddings.context`); the ``text`` column stays exact. In the
+            spec, ``embed: {context: ...}``. Default ``None``: the chunk's text alone.
         max_failures: Failed documents a run may have and still exit 0: a count (``"3"``) or
             a percentage (``"5%"``). Default ``"0"``.
         llm: The chat model of strategies that call one (``proposition``, ``resume``) and have
@@ -87,11 +92,15 @@ class JobConfig:
     keep: Tuple[str, ...] = ()
     ocr: str = DEFAULT_OCR
     embed: Optional[Any] = None
+    embed_context: Optional[str] = None
     max_failures: str = "0"
     llm: Optional[LLMConfig] = None
 
     def __post_init__(self) -> None:
         check_ocr(self.ocr)
+        check_context(self.embed_context, "embed_context")
+        if self.embed_context is not None and self.embed is None:
+            raise ConfigError("embed_context: a context template needs an embedding model (embed)", field="embed_context")
         if self.llm is not None:
             llm = LLMConfig.of(self.llm)
             object.__setattr__(self, "llm", llm)

@@ -21,7 +21,8 @@ Example::
     refine: {max_chunk_size: 1500, embedder: minilm}   # sub-split oversized chunks
     sanitise: {redact: [email, phone, secret], functions: ["mypkg.clean:strip_footer"]}
     llm: {model: gpt-4o-mini, base_url: "http://127.0.0.1:8000/v1", cache: default}
-    embed: minilm                  # or {model_path: m.onnx, tokenizer_path: tokenizer.json}
+    embed: minilm                  # or {model_path: m.onnx, tokenizer_path: tokenizer.json}; add
+                                   # context: "{title}\n{section_path}\n\n{text}" to embed each chunk in context
 
 Every error names the key path and the bad value, e.g.
 ``routes.text/markdown.max_chunk_size: ...``.
@@ -34,6 +35,7 @@ from typing import Any, Dict, Sequence, Tuple
 import yaml
 
 from beam_chunking.config import JobConfig
+from beam_chunking.embeddings.context import check_context
 from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
 from beam_chunking.llm.config import LLMConfig
@@ -295,8 +297,13 @@ def parse_spec(data: Any, source: str = "spec") -> JobConfig:
             where = f"llm.{exc.field}" if exc.field else "llm"
             raise ConfigError(f"{where}: {exc}", field=exc.field) from None
     if data.get("embed") is not None:
+        embed = data["embed"]
+        if isinstance(embed, dict) and "context" in embed:
+            embed = dict(embed)
+            out["embed_context"] = check_context(embed.pop("context"), "embed.context")
+            embed = embed or "minilm"  # only a context: the packaged model
         try:
-            out["embed"] = resolve_embedder(_tuples(data["embed"]), "embed")
+            out["embed"] = resolve_embedder(_tuples(embed), "embed")
         except ConfigError as exc:
             raise ConfigError(f"embed: {exc}", field=exc.field) from None
         except TypeError as exc:

@@ -97,7 +97,7 @@ class ChunkFiles(beam.PTransform):
         refuse_output_inside_input(config.output, self.read.patterns)
         self.parse = ParseDocuments(config.decode_errors, config.limits, config.keep, ocr=config.ocr)
         self.chunk = ChunkDocuments(config.strategy, config.token_counter)
-        self.embed = EmbedChunks(config.embed) if config.embed is not None else None
+        self.embed = EmbedChunks(config.embed, context=config.embed_context) if config.embed is not None else None
         if config.incremental and config.num_shards:
             raise ConfigError(f"incremental: an incremental run copies unchanged rows file by file, so it cannot keep "
                               f"exactly num_shards={config.num_shards} files per table; use num_shards 0")

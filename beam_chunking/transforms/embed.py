@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, List
+from typing import Any, List, Optional
 
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 from apache_beam.utils.shared import Shared
 
 from beam_chunking.embeddings.base import embed_batches
+from beam_chunking.embeddings.context import check_context, render_context
 from beam_chunking.errors import ChunkingError, ConfigError
 from beam_chunking.transforms._common import LeanDoFn, NAMESPACE
 from beam_chunking.transforms._runners import drops_finish_bundle_output
@@ -26,8 +27,10 @@ class _Handle:
 
 
 class _EmbedFn(LeanDoFn):
-    def __init__(self, embedder: Any, batch_size: int, shared: Shared, across_documents: bool = True):
+    def __init__(self, embedder: Any, batch_size: int, shared: Shared, across_documents: bool = True,
+                 context: Optional[str] = None):
         self.embedder = embedder
+        self.context = context
         self.batch_size = batch_size
         self.shared = shared
         # Batches span documents only where the runner delivers what finish_bundle emits.
@@ -60,7 +63,10 @@ class _EmbedFn(LeanDoFn):
         if chunk.embedding is None:
             return True
         made_by = chunk.metadata.get("embedding_model")
-        return made_by is not None and made_by != self.handle.embedder.name
+        if made_by is not None and made_by != self.handle.embedder.name:
+            return True
+        # A vector of the bare text lacks the context; late chunking's carry their document's.
+        return self.context is not None and made_by is not None and not chunk.metadata.get("late_chunking")
 
     def _flush(self):
         docs, self.pending, self.todo = self.pending, [], 0
@@ -77,7 +83,8 @@ class _EmbedFn(LeanDoFn):
                 failed.append(failure_from(doc, error, Stage.EMBED))
             else:
                 ready.append(doc)
-        texts = [c.text for d in ready for c in d.chunks if self._needs(c)]
+        texts = [render_context(self.context, c.text, c.metadata, d.uri) for d in ready for c in d.chunks
+                 if self._needs(c)]
         try:
             vectors = embed_batches(self.handle.embedder, texts, self.batch_size, dim)
         except Exception as exc:  # the model failed on this batch: its documents fail, the job goes on
@@ -114,12 +121,18 @@ class EmbedChunks(beam.PTransform):
     under its token budget, so the larger the call, the less padding. The vectors are the
     same, bit for bit, whatever the call size.
 
+    With a ``context`` template each chunk is embedded in its context (its title and heading
+    path, say: :mod:`beam_chunking.embeddings.context`), and vectors that strategies made of the
+    bare text are made again; late chunking's are kept. The ``text`` column never changes.
+
     Args:
         embedder: An embedder (``OnnxEmbedder``, ``minilm()``) or ``"minilm"``.
         batch_size: Chunks per embedder call (not per model pass). Default 1024.
+        context: A template of what is embedded for each chunk, such as
+            ``"{title}\n{section_path}\n\n{text}"``. Default ``None``: the chunk's text.
     """
 
-    def __init__(self, embedder: Any = "minilm", batch_size: int = 1024):
+    def __init__(self, embedder: Any = "minilm", batch_size: int = 1024, context: Optional[str] = None):
         super().__init__()
         from beam_chunking.embeddings.resolve import resolve_embedder
 
@@ -127,15 +140,18 @@ class EmbedChunks(beam.PTransform):
             raise ConfigError(f"EmbedChunks.batch_size must be an integer >= 1, got {batch_size!r}", field="batch_size")
         self.embedder = resolve_embedder(embedder, "EmbedChunks")
         self.batch_size = batch_size
+        self.context = check_context(context, "EmbedChunks.context")
         self._shared = Shared()
 
     def fns(self):
         """The DoFns of this stage for a fused stage: batches stay within one document."""
-        return [_EmbedFn(self.embedder, self.batch_size, self._shared, across_documents=False)]
+        return [_EmbedFn(self.embedder, self.batch_size, self._shared, across_documents=False, context=self.context)]
 
     def expand(self, pcoll):
         across = not drops_finish_bundle_output(pcoll.pipeline.runner)
-        return pcoll | "EmbedChunk" >> beam.ParDo(_EmbedFn(self.embedder, self.batch_size, self._shared, across))
+        return pcoll | "EmbedChunk" >> beam.ParDo(
+            _EmbedFn(self.embedder, self.batch_size, self._shared, across, context=self.context))
 
     def display_data(self):
-        return {"embedder": getattr(self.embedder, "name", type(self.embedder).__name__), "batch_size": self.batch_size}
+        return {"embedder": getattr(self.embedder, "name", type(self.embedder).__name__), "batch_size": self.batch_size,
+                "context": self.context or ""}

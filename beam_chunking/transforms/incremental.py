@@ -98,7 +98,8 @@ def options_fingerprint(config: Any, embedder: Any = None) -> str:
     """12 hex digits over the job options that shape every document's rows besides its
     strategy: ``token_counter``, ``decode_errors``, ``limits`` (its caps; not ``watchdog``,
     which decides where a document is parsed, not what it becomes), ``keep``, ``ocr`` (and
-    whether the OCR engine is installed), ``metadata``, ``content_types``, the embedder and
+    whether the OCR engine is installed), ``metadata``, ``content_types``, the embedder, its
+    context template and
     this package's version (a new version may parse or chunk differently). Recorded in every run's manifest; when it differs, an incremental
     run treats every document as changed.
 
@@ -116,7 +117,9 @@ def options_fingerprint(config: Any, embedder: Any = None) -> str:
     return fingerprint({"version": __version__, "content_types": [list(p) for p in config.content_types],
                         "token_counter": config.token_counter, "decode_errors": config.decode_errors,
                         "limits": _caps(config.limits), "keep": sorted(config.keep), "metadata": dict(config.metadata),
-                        "embed": model, **_ocr(config)})
+                        "embed": model, **_ocr(config),
+                        # Only when set, so that runs before templates existed keep their fingerprint.
+                        **({"embed_context": config.embed_context} if config.embed_context else {})})
 
 
 def _ocr(config: Any) -> Dict[str, Any]:

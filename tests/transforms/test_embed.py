@@ -1,6 +1,8 @@
 """EmbedChunks on a real tiny ONNX model inside a Beam pipeline."""
 from __future__ import annotations
 
+import dataclasses
+
 import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
@@ -94,3 +96,28 @@ def test_the_call_size_never_changes_a_vector(embedder):
         out = (p | beam.Create(docs) | EmbedChunks(embedder)  # the default: every chunk in one call
                | beam.FlatMap(lambda d: [((d.document_id, c.index), tuple(c.embedding)) for c in d.chunks]))
         assert_that(out, equal_to(alone))
+
+
+def test_a_context_template_changes_what_is_embedded_never_the_text(embedder):
+    template = "{title}\n{section_path}\n\n{text}"
+    plain = chunked("t", ["the cat", "the dog"])
+    doc = dataclasses.replace(plain, chunks=tuple(
+        dataclasses.replace(c, metadata={"section_path": ["Pets", "Cats"], "title": "Care"}) for c in plain.chunks))
+    # Bare-text vectors the strategy made are made again in context; late chunking's are kept.
+    made = dataclasses.replace(plain, header=DocumentHeader("m", "notes/guide.md", "text/markdown", 1, ""), chunks=(
+        dataclasses.replace(plain.chunks[0], embedding=[1.0] + [0.0] * (DIM - 1), metadata={"embedding_model": "tiny"}),
+        dataclasses.replace(plain.chunks[1], embedding=[1.0] + [0.0] * (DIM - 1),
+                            metadata={"embedding_model": "tiny", "late_chunking": True})))
+    expected = embedder.embed(["Care\nPets > Cats\n\nthe cat", "Care\nPets > Cats\n\nthe dog", "guide\n\n\nthe cat"])
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = (p | beam.Create([doc, made]) | EmbedChunks(embedder, context=template)
+               | beam.Map(lambda d: (d.document_id, [(c.text, c.embedding) for c in d.chunks])))
+        assert_that(out, equal_to([
+            ("t", [("the cat", expected[0].tolist()), ("the dog", expected[1].tolist())]),
+            ("m", [("the cat", expected[2].tolist()), ("the dog", [1.0] + [0.0] * (DIM - 1))]),
+        ]))
+
+
+def test_a_context_template_is_checked():
+    with pytest.raises(ConfigError, match=r"no \{text\} field"):
+        EmbedChunks("minilm", context="{title}")
