@@ -145,10 +145,32 @@ def _garbage(output: str, run_id: str, previous: Optional[dict], committed: List
     folders = [folder for table in TABLES for folder in _stale_runs(output, table, run_id)]
     garbage += _expanded(output, folders)
     if previous is not None and manifest_run(previous) != run_id:
-        for files in previous["tables"].values():
-            garbage += [path for path in (join(output, p) for p in files)
-                        if f"/{run_id}/" not in path and not any(path.startswith(f + "/") for f in folders)]
+        named = [join(output, p) for files in previous["tables"].values() for p in files if isinstance(p, str)]
+        outside = [path for path in named if not owned(output, path)]
+        if outside:
+            # An output copied from elsewhere, or a manifest someone wrote: what it names
+            # outside this output's table folders belongs to someone else.
+            _LOG.warning("the previous manifest names %d file(s) outside %s's table folders, such as %s: "
+                         "left in place", len(outside), output, outside[0])
+        garbage += [path for path in named if path not in outside
+                    and f"/{run_id}/" not in path and not any(path.startswith(f + "/") for f in folders)]
     return garbage + _legacy(output) + _stale_temporaries(output, run_id)
+
+
+def owned(output: str, path: str) -> bool:
+    """Whether ``path`` lies inside one of ``output``'s table folders (``chunks/`` ...) once
+    ``..`` and, on a local disk, links are resolved: the only files a commit may delete."""
+    if _remote(output):
+        scheme = FileSystems.get_scheme(output)
+        if FileSystems.get_scheme(path) != scheme:
+            return False
+        root = posixpath.normpath(output[len(scheme) + 3:].rstrip("/"))
+        where = posixpath.normpath(path[len(scheme) + 3:])
+        return any(where.startswith(f"{root}/{table}/") for table in TABLES)
+    if FileSystems.get_scheme(path) is not None:
+        return False
+    where = os.path.realpath(path)
+    return any(where.startswith(os.path.realpath(os.path.join(output, table)) + os.sep) for table in TABLES)
 
 
 def _named_folders(output: str, manifest: Optional[dict]) -> set:

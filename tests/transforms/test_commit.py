@@ -1,4 +1,5 @@
 """The commit on its own, on real files: what it publishes, what it refuses, what it removes."""
+import json
 import os
 import time
 
@@ -170,3 +171,43 @@ def test_read_table_reads_the_columns_asked_for_and_names_one_that_is_missing(tm
         "uri": ["a.txt", "b.txt"], "status": ["ok", "ok"]}
     with pytest.raises(ValueError, match="part-a.parquet: no column statsu"):
         read_table(out, "documents", columns=["uri", "statsu"])
+
+
+def test_a_manifest_naming_files_outside_the_output_never_makes_a_commit_delete_them(tmp_path, caplog):
+    # The attack: a manifest (written by anyone who can write the output, or copied from an
+    # older output with absolute paths) names another output's files, by absolute path, by
+    # '..' and through a link; the next run's commit must leave them all in place.
+    victim = tmp_path / "victim"
+    (victim / "chunks").mkdir(parents=True)
+    files = {name: victim / "chunks" / name for name in ("abs.parquet", "dots.parquet", "link.parquet")}
+    for f in files.values():
+        f.write_bytes(b"precious")
+    out = tmp_path / "out"
+    first = new_run_id()
+    commit(str(out), first, [document_file(str(out), first, ["a"])], SCHEMAS, "zstd")
+    os.symlink(victim / "chunks", out / "chunks" / "elsewhere")
+    manifest = read_manifest(str(out))
+    manifest["tables"]["chunks"] += [str(files["abs.parquet"]), "chunks/../../victim/chunks/dots.parquet",
+                                     "chunks/elsewhere/link.parquet"]
+    (out / "_manifest.json").write_text(json.dumps(manifest))
+    second = new_run_id()
+    with caplog.at_level("WARNING"):
+        commit(str(out), second, [document_file(str(out), second, ["b"])], SCHEMAS, "zstd")
+    assert all(f.read_bytes() == b"precious" for f in files.values())
+    assert read_table(str(out), "documents").column("document_id").to_pylist() == ["b"]
+    assert "names 3 file(s) outside" in caplog.text and "left in place" in caplog.text
+    assert not os.path.exists(run_folder(str(out), "documents", first))  # its own files still go
+
+
+@pytest.mark.parametrize("path, inside", [
+    ("gs://bucket/out/chunks/run-1/part-a.parquet", True),
+    ("gs://bucket/out/chunks/../../other/chunks/part.parquet", False),
+    ("gs://bucket/other/chunks/part.parquet", False),
+    ("gs://bucket/out/notes.txt", False),
+    ("gs://bucket/outer/chunks/part.parquet", False),
+    ("/local/out/chunks/part.parquet", False),
+])
+def test_on_an_object_store_only_paths_under_the_table_folders_are_owned(path, inside):
+    from beam_chunking.transforms._commit import owned
+
+    assert owned("gs://bucket/out", path) is inside
