@@ -70,6 +70,11 @@ class JobConfig:
             spec, ``embed: {context: ...}``. Default ``None``: the chunk's text alone.
         max_failures: Failed documents a run may have and still exit 0: a count (``"3"``) or
             a percentage (``"5%"``). Default ``"0"``.
+        max_deletions: Documents of the previous output that an ``overwrite`` or
+            ``incremental`` run may delete (leave out of the new output), as a count or a
+            percentage of them; a run over it is refused before any work. Default ``"50%"``:
+            a mistyped input pattern drops most documents at once, a change in a corpus
+            rarely does; ``"100%"`` allows any.
         llm: The chat model of strategies that call one (``proposition``, ``resume``) and have
             no ``llm`` of their own: an :class:`~beam_chunking.llm.LLMConfig` or a mapping of
             its options. Default ``None`` (their own setting, else ``LLMConfig()``).
@@ -94,11 +99,13 @@ class JobConfig:
     embed: Optional[Any] = None
     embed_context: Optional[str] = None
     max_failures: str = "0"
+    max_deletions: str = "50%"
     llm: Optional[LLMConfig] = None
 
     def __post_init__(self) -> None:
         check_ocr(self.ocr)
         check_context(self.embed_context, "embed_context")
+        object.__setattr__(self, "max_deletions", check_limit(self.max_deletions, "max_deletions"))
         if self.embed_context is not None and self.embed is None:
             raise ConfigError("embed_context: a context template needs an embedding model (embed)", field="embed_context")
         if self.llm is not None:
@@ -129,6 +136,30 @@ class JobConfig:
         if options.get("strategy") is None:
             options.pop("strategy", None)
         return cls(**options)
+
+
+def check_limit(value: Any, name: str) -> str:
+    """Validate a limit given as a count (``3``) or a percentage (``"5%"``); its text.
+
+    Raises:
+        ConfigError: anything else, naming ``name``.
+    """
+    text = str(value).strip()
+    number = text[:-1] if text.endswith("%") else text
+    try:
+        ok = float(number) >= 0 and (text.endswith("%") or float(number).is_integer())
+    except ValueError:
+        ok = False
+    if isinstance(value, bool) or not ok or (text.endswith("%") and float(number) > 100):
+        raise ConfigError(f"{name}: expected a count such as 3 or a percentage such as 5%, got {value!r}", field=name)
+    return text
+
+
+def allowed(limit: str, total: int) -> int:
+    """How many of ``total`` a limit checked by :func:`check_limit` allows."""
+    if limit.endswith("%"):
+        return int(total * float(limit[:-1]) / 100)
+    return int(float(limit))
 
 
 def with_llm(strategy: Any, llm: LLMConfig) -> Any:

@@ -52,6 +52,8 @@ job options:
   --compression CODEC       zstd (default), snappy, gzip or none
   --num-shards N            exactly N files per table (a shuffle); 0 (default): one per bundle
   --max-failures N|P%       failed documents allowed before exit code 3 (default 0)
+  --max-deletions N|P%      documents of the previous output an --overwrite or --incremental run may
+                            delete (default 50%); a run over it is refused before any work
   --debug                   print tracebacks
 
 Beam options pass through: --runner DaskRunner --dask_client_address tcp://HOST:8786,

@@ -100,6 +100,9 @@ class ChunkingOptions(PipelineOptions):
                                  "as --exclude), e.g. '*.log=text/plain'; repeatable, the first match wins.")
         parser.add_argument("--max-failures", "--max_failures", dest="max_failures", default=None,
                             help="Failed documents allowed before the exit code says so: a count or N%% (default 0).")
+        parser.add_argument("--max-deletions", "--max_deletions", dest="max_deletions", default=None,
+                            help="Documents of the previous output an --overwrite or --incremental run may delete: "
+                                 "a count or N%% of them (default 50%%); a run over it is refused before any work.")
         parser.add_argument("--output", dest="output", default=None, help="Output folder for the Parquet tables.")
         parser.add_argument("--config", dest="config", default=None, help="YAML pipeline spec.")
         parser.add_argument("--strategy", dest="strategy", default=None, help="Strategy registry name, used for every document. Default: chosen by content type "

@@ -134,7 +134,7 @@ def spec_from_options(opts: ChunkingOptions) -> JobConfig:
     data: Dict[str, Any] = read_spec_file(opts.config) if opts.config else {}
     source = opts.config or "command line"
     for key in ("input", "exclude", "output", "decode_errors", "keep", "ocr", "compression", "num_shards",
-                "max_failures"):
+                "max_failures", "max_deletions"):
         if getattr(opts, key) is not None:
             data[key] = getattr(opts, key)
     flag_types = content_type_items(opts.content_types or [])

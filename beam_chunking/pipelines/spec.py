@@ -34,7 +34,7 @@ from typing import Any, Dict, Sequence, Tuple
 
 import yaml
 
-from beam_chunking.config import JobConfig
+from beam_chunking.config import JobConfig, allowed, check_limit
 from beam_chunking.embeddings.context import check_context
 from beam_chunking.embeddings.resolve import resolve_embedder
 from beam_chunking.errors import ConfigError
@@ -55,7 +55,8 @@ from beam_chunking.strategies.base import Chunker
 
 KEYS = ("input", "exclude", "content_types", "output", "overwrite", "incremental", "strategy", "routes",
         "token_counter", "decode_errors", "compression", "metadata", "num_shards", "max_bytes", "limits", "keep",
-        "ocr", "refine", "sanitise", "embed", "llm", "max_failures")
+        "ocr", "refine", "sanitise", "embed", "llm", "max_failures",
+        "max_deletions")
 
 
 def _patterns(key: str, value: Any) -> Tuple[str, ...]:
@@ -71,22 +72,12 @@ def check_max_failures(value: Any) -> str:
     Raises:
         ConfigError: anything else.
     """
-    text = str(value).strip()
-    number = text[:-1] if text.endswith("%") else text
-    try:
-        ok = float(number) >= 0 and (text.endswith("%") or float(number).is_integer())
-    except ValueError:
-        ok = False
-    if isinstance(value, bool) or not ok or (text.endswith("%") and float(number) > 100):
-        raise ConfigError(f"max_failures: expected a count such as 3 or a percentage such as 5%, got {value!r}")
-    return text
+    return check_limit(value, "max_failures")
 
 
 def failures_allowed(max_failures: str, documents: int) -> int:
     """How many failed documents ``max_failures`` allows out of ``documents``."""
-    if max_failures.endswith("%"):
-        return int(documents * float(max_failures[:-1]) / 100)
-    return int(float(max_failures))
+    return allowed(max_failures, documents)
 
 
 def _tuples(value: Any) -> Any:
@@ -262,6 +253,8 @@ def parse_spec(data: Any, source: str = "spec") -> JobConfig:
         out["output"] = data["output"]
     if "max_failures" in data:
         out["max_failures"] = check_max_failures(data["max_failures"])
+    if "max_deletions" in data:
+        out["max_deletions"] = check_limit(data["max_deletions"], "max_deletions")
     if "overwrite" in data:
         if not isinstance(data["overwrite"], bool):
             raise ConfigError(f"overwrite: expected true or false, got {data['overwrite']!r}")

@@ -15,6 +15,7 @@ from beam_chunking.transforms.fused import FusedFn
 from beam_chunking.transforms._runners import drops_finish_bundle_output, keeps_pardo_outputs
 from beam_chunking.transforms._shards import WriteShards
 from beam_chunking.transforms.chunk import ChunkDocuments
+from beam_chunking.transforms.deletions import check_deletions
 from beam_chunking.transforms.embed import EmbedChunks
 from beam_chunking.transforms.incremental import (OPTIONS_FINGERPRINT, compare, copy_unchanged, options_fingerprint,
                                                   previous_run, write_stale_changes)
@@ -108,6 +109,7 @@ class ChunkFiles(beam.PTransform):
                                      manifest_fields={OPTIONS_FINGERPRINT: self.options_fingerprint})
 
     def expand(self, pbegin):
+        check_deletions(self.config)  # before any work, the lease included
         # The lease first, so that no other run replaces the previous run's files while this
         # one compares with them and copies the unchanged rows.
         plan = self.write.plan(lease=takes_lease(pbegin.pipeline))
