@@ -41,7 +41,7 @@ inputs, out = sys.argv[1], os.path.join(sys.argv[2], "out")
 report = []
 for run in sys.argv[3:]:
     name, overwrite = run.rstrip("+"), run.endswith("+")
-    code = main(["run", "--input", f"{inputs}/{name}/*", "--output", out] + (["--overwrite"] if overwrite else []))
+    code = main(["run", "--input", f"{inputs}/{name}/*", "--output", out] + (["--overwrite", "--max-deletions", "100%"] if overwrite else []))
     files = sorted(os.path.relpath(os.path.join(d, f), out) for d, _, fs in os.walk(out) for f in fs)
     manifest = read_manifest(out) if os.path.exists(os.path.join(out, "_manifest.json")) else None
     report.append({"code": code, "files": files, "documents": manifest and manifest["rows"]["documents"]})

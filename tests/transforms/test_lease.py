@@ -156,7 +156,7 @@ def test_two_concurrent_runs_into_one_folder_one_wins_the_other_is_refused(tmp_p
     out = str(tmp_path / "out")
     first = new_run_id()  # a previous output, which the refused run must not touch
     commit(out, first, [documents_file(out, first, ["old"])], SCHEMAS, "zstd")
-    args = ["run", "--input", f"{src}/*", "--output", out, "--overwrite"]
+    args = ["run", "--input", f"{src}/*", "--output", out, "--overwrite", "--max-deletions", "100%"]
     go = str(tmp_path / "loser-done")
     winner = run_cli(args, commit_after=go)  # it commits only once the loser has given up
     loser = run_cli(args, wait_for=os.path.join(out, LEASE))
