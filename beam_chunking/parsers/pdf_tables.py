@@ -53,6 +53,14 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 from beam_chunking.parsers._optional import require
 
+try:
+    from beam_chunking.parsers import _pdfwalk as _native
+except ImportError:  # built without a C compiler: the ctypes loops serve, with the same results
+    _native = None
+
+#: Whether the calls made once per page object and per text run loop in C (``_pdfwalk``).
+NATIVE = _native is not None
+
 #: Rule positions closer than this (points) are the same grid line.
 SNAP = 2.0
 #: A rule thinner than this (points) is a line; anything thicker is a filled area.
@@ -196,6 +204,12 @@ class _Fast:
         self.get_rect = proto(raw.FPDFText_GetRect, i, v, i, v, v, v, v)
         self.handle = lambda obj: ctypes.cast(obj, v).value
         self.typed = lambda handle: ctypes.cast(handle, raw.FPDF_PAGEOBJECT)
+        # The same functions' addresses, for the C loops.
+        self.at = {name: ctypes.cast(getattr(raw, name), v).value
+                   for name in ("FPDFPage_GetObject", "FPDFPageObj_GetType", "FPDFText_GetRect")}
+        # A path or a form object's type, as a byte of _pdfwalk.object_types.
+        self.path_kind, self.form_kind = raw.FPDF_PAGEOBJ_PATH, raw.FPDF_PAGEOBJ_FORM
+        self.drawn = re.compile(b"[" + re.escape(bytes([raw.FPDF_PAGEOBJ_PATH, raw.FPDF_PAGEOBJ_FORM])) + b"]")
 
 
 _FAST: List[_Fast] = []  # built on first use, one per process
@@ -293,11 +307,9 @@ def _rules(raw, page, left: float, top: float) -> Tuple[List[Rule], List[Rule]]:
     # typed ones above.
     fast = _fast(raw)
     handle = fast.handle(page)
-    get_object, get_kind, bounds = fast.get_object, fast.get_type, fast.get_bounds
+    bounds = fast.get_bounds
     addresses = [ctypes.addressof(v) for v in box]
-    for k in range(raw.FPDFPage_CountObjects(page)):
-        obj = get_object(handle, k)
-        kind = get_kind(obj)
+    for obj, kind in _paths_and_forms(fast, handle, raw.FPDFPage_CountObjects(page)):
         if kind == path_kind:
             bounds(obj, *addresses)
             x0, y0, x1, y1 = box[0].value, box[1].value, box[2].value, box[3].value
@@ -309,6 +321,27 @@ def _rules(raw, page, left: float, top: float) -> Tuple[List[Rule], List[Rule]]:
             typed = fast.typed(obj)
             walk(typed, raw.FPDFFormObj_CountObjects(typed), raw.FPDFFormObj_GetObject, _matrix(raw, typed), 1)
     return _merge(hs), _merge(vs)
+
+
+def _paths_and_forms(fast: _Fast, handle: int, count: int) -> Iterable[Tuple[int, int]]:
+    """``(object handle, type)`` of the page's path and form objects, in drawing order.
+
+    A page printed by Chromium holds one text object per word, and every object must be
+    asked for its type: about 2 us each through ctypes, nanoseconds in C (``_pdfwalk``).
+    """
+    get_object = fast.get_object
+    if _native is not None:
+        types = _native.object_types(fast.at["FPDFPage_GetObject"], fast.at["FPDFPageObj_GetType"], handle, count)
+        for m in fast.drawn.finditer(types):
+            k = m.start()
+            yield get_object(handle, k), types[k]
+        return
+    get_kind, path_kind, form_kind = fast.get_type, fast.path_kind, fast.form_kind
+    for k in range(count):
+        obj = get_object(handle, k)
+        kind = get_kind(obj)
+        if kind == path_kind or kind == form_kind:
+            yield obj, kind
 
 
 def _edge(add, p: Tuple[float, float], q: Tuple[float, float]) -> None:
@@ -475,11 +508,14 @@ def _text_runs(raw, textpage, left: float, top: float, width: float, height: flo
     if count < 6:
         return []
     rects = np.empty((count, 4))  # left, top, right, bottom in page space
-    base = rects.ctypes.data
-    get_rect = fast.get_rect
-    for k in range(count):
-        at = base + 32 * k
-        get_rect(handle, k, at, at + 8, at + 16, at + 24)
+    if _native is not None:  # one call per run, looped in C
+        _native.text_rects(fast.at["FPDFText_GetRect"], handle, count, rects)
+    else:
+        base = rects.ctypes.data
+        get_rect = fast.get_rect
+        for k in range(count):
+            at = base + 32 * k
+            get_rect(handle, k, at, at + 8, at + 16, at + 24)
     x0, y0, x1, y1 = rects[:, 0] - left, top - rects[:, 1], rects[:, 2] - left, top - rects[:, 3]
     keep = (x1 - x0 > 0.1) & (y1 - y0 > 0.1) & (y1 > 0) & (y0 < height) & (x1 > 0) & (x0 < width)
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
