@@ -11,6 +11,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
+#include <string.h>
 
 /* PDFium's calling convention: __stdcall on 32-bit Windows, the platform's default elsewhere. */
 #if defined(_WIN32) && !defined(_WIN64)
@@ -95,7 +97,179 @@ done:
     return result;
 }
 
+typedef int (FPDF_CALLCONV *char_box_fn)(void *tp, int index, double *left, double *right, double *bottom,
+                                         double *top);
+typedef int (FPDF_CALLCONV *loose_box_fn)(void *tp, int index, float *rect);
+typedef int (FPDF_CALLCONV *origin_fn)(void *tp, int index, double *x, double *y);
+typedef double (FPDF_CALLCONV *font_size_fn)(void *tp, int index);
+typedef int (FPDF_CALLCONV *font_weight_fn)(void *tp, int index);
+typedef unsigned long (FPDF_CALLCONV *font_info_fn)(void *tp, int index, void *buffer, unsigned long buflen,
+                                                    int *flags);
+typedef int (FPDF_CALLCONV *matrix_fn)(void *tp, int index, float *matrix);
+
+#define NAME_SIZE 128
+#define BOLD_WEIGHT 600
+#define FIXED_PITCH 1
+
+/* What pdf_lines._Reader keeps between calls: the out-parameters are reused, page by page,
+ * so a call that fails leaves the previous values, as it does in Python. */
+typedef struct {
+    void *tp;
+    char_box_fn char_box;
+    loose_box_fn loose_box;
+    origin_fn origin;
+    font_size_fn font_size;
+    font_weight_fn font_weight;
+    font_info_fn font_info;
+    matrix_fn matrix;
+    PyObject *named_mono;
+    double values[4];
+    float rect[4];
+    float m[6];
+    int flags;
+    char name[NAME_SIZE];
+} Reader;
+
+/* _Reader.mono: the fixed-pitch flag, else the name (judged by the Python callable); -1 on error. */
+static int
+reader_mono(Reader *r, int index)
+{
+    r->font_info(r->tp, index, r->name, NAME_SIZE, &r->flags);
+    if (r->flags & FIXED_PITCH)
+        return 1;
+    size_t n = 0;
+    while (n < NAME_SIZE && r->name[n])
+        n++;
+    PyObject *name = PyBytes_FromStringAndSize(r->name, (Py_ssize_t)n);
+    if (name == NULL)
+        return -1;
+    PyObject *known = PyObject_CallOneArg(r->named_mono, name);
+    Py_DECREF(name);
+    if (known == NULL)
+        return -1;
+    int truth = PyObject_IsTrue(known);
+    Py_DECREF(known);
+    return truth;
+}
+
+/* One line's facts, as pdf_lines._Reader.facts returns them; NULL with an error. */
+static PyObject *
+reader_facts(Reader *r, double height, int i0, int i1, int iw, int i_font)
+{
+    double *v = r->values;
+    r->char_box(r->tp, i0, v, v + 1, v + 2, v + 3);
+    double x0 = v[0];
+    r->char_box(r->tp, i1, v, v + 1, v + 2, v + 3);
+    double x1 = v[1];
+    r->loose_box(r->tp, i0, r->rect);
+    double top = height - (double)r->rect[1], bottom = height - (double)r->rect[3];
+    r->loose_box(r->tp, i1, r->rect);
+    double top1 = height - (double)r->rect[1], bottom1 = height - (double)r->rect[3];
+    PyObject *word_end;
+    if (iw >= 0) {
+        r->char_box(r->tp, iw, v, v + 1, v + 2, v + 3);
+        word_end = PyFloat_FromDouble(v[1]);
+        if (word_end == NULL)
+            return NULL;
+    } else {
+        word_end = Py_None;
+        Py_INCREF(word_end);
+    }
+    r->origin(r->tp, i_font, v, v + 1);
+    double baseline = height - v[1];
+    double a = r->font_size(r->tp, i_font), b = r->font_size(r->tp, i1);
+    double size = b > a ? b : a; /* Python's max(a, b) */
+    if (r->matrix(r->tp, i_font, r->m)) {
+        double det = (double)r->m[0] * (double)r->m[3] - (double)r->m[1] * (double)r->m[2];
+        double scale = pow(fabs(det), 0.5); /* what ** 0.5 computes */
+        if (scale > 0)
+            size *= scale;
+    }
+    int bold = r->font_weight(r->tp, i_font) >= BOLD_WEIGHT && r->font_weight(r->tp, i1) >= BOLD_WEIGHT;
+    int mono = reader_mono(r, i_font);
+    if (mono == 1)
+        mono = reader_mono(r, i1);
+    if (mono < 0) {
+        Py_DECREF(word_end);
+        return NULL;
+    }
+    return Py_BuildValue("(ddddddNddOO)", x0, x1, top, bottom, top1, bottom1, word_end, baseline, size,
+                         bold ? Py_True : Py_False, mono ? Py_True : Py_False);
+}
+
+static PyObject *
+line_facts(PyObject *self, PyObject *args)
+{
+    PyObject *fns, *tp_obj, *indices, *named_mono;
+    double height;
+    if (!PyArg_ParseTuple(args, "O!OdOO", &PyTuple_Type, &fns, &tp_obj, &height, &indices, &named_mono))
+        return NULL;
+    if (PyTuple_GET_SIZE(fns) != 7) {
+        PyErr_SetString(PyExc_ValueError, "fns: 7 function addresses are needed");
+        return NULL;
+    }
+    Reader r;
+    memset(&r, 0, sizeof(r));
+    void *f[7];
+    for (int k = 0; k < 7; k++) {
+        f[k] = address(PyTuple_GET_ITEM(fns, k), "fns");
+        if (f[k] == NULL)
+            return NULL;
+    }
+    r.char_box = (char_box_fn)f[0];
+    r.loose_box = (loose_box_fn)f[1];
+    r.origin = (origin_fn)f[2];
+    r.font_size = (font_size_fn)f[3];
+    r.font_weight = (font_weight_fn)f[4];
+    r.font_info = (font_info_fn)f[5];
+    r.matrix = (matrix_fn)f[6];
+    r.named_mono = named_mono;
+    r.tp = address(tp_obj, "textpage");
+    if (r.tp == NULL)
+        return NULL;
+    PyObject *seq = PySequence_Fast(indices, "indices must be a sequence of ints");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n % 4) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "indices: 4 per line are needed");
+        return NULL;
+    }
+    PyObject *out = PyList_New(n / 4);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t k = 0; k < n; k += 4) {
+        int idx[4];
+        for (int j = 0; j < 4; j++) {
+            long value = PyLong_AsLong(items[k + j]);
+            if (value == -1 && PyErr_Occurred())
+                goto fail;
+            idx[j] = (int)value;
+        }
+        PyObject *facts = reader_facts(&r, height, idx[0], idx[1], idx[2], idx[3]);
+        if (facts == NULL)
+            goto fail;
+        PyList_SET_ITEM(out, k / 4, facts);
+    }
+    Py_DECREF(seq);
+    return out;
+fail:
+    Py_DECREF(seq);
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"line_facts", line_facts, METH_VARARGS,
+     "line_facts(fns, textpage, height, indices, named_mono)\n--\n\n"
+     "pdf_lines._Reader.facts of every line, its 4 char indices given in turn in indices (first, last, end of "
+     "the first word or -1, font); fns are the addresses of FPDFText_GetCharBox, GetLooseCharBox, "
+     "GetCharOrigin, GetFontSize, GetFontWeight, GetFontInfo and GetMatrix; named_mono(name) tells whether a "
+     "font without the fixed-pitch flag is monospaced."},
     {"object_types", object_types, METH_VARARGS,
      "object_types(get_object, get_type, holder, count)\n--\n\n"
      "The type of each of the holder's first count objects (FPDFPage_GetObject or FPDFFormObj_GetObject, then "

@@ -20,6 +20,11 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from beam_chunking.parsers._build import clean
 
+try:
+    from beam_chunking.parsers import _pdfwalk as _native
+except ImportError:  # built without a C compiler: the ctypes calls serve, with the same results
+    _native = None
+
 # PDFium's line break, and the mark that replaces a hyphen at a line end together with the
 # line break after it (U+FFFE from FPDFText_GetText, 0x02 from the bounded text).
 _BREAK = re.compile(r"[\ufffe\x02](?:\r\n|\r|\n)?|\r\n|\r|\n")
@@ -30,6 +35,11 @@ _LINE_END_HYPHENS = "\u2010\u00ad"
 _FIXED_PITCH = 1  # FPDFText_GetFontInfo flag
 _BOLD_WEIGHT = 600
 _MONO_NAME = re.compile(r"mono|courier|consol|typewriter|menlo|cmtt|fixed", re.I)
+# A line's first word ends at its last character (no space in it): no char to ask.
+_NO_WORD = -(2 ** 31)
+# The functions _Reader.facts calls, in the order _pdfwalk.line_facts takes their addresses.
+_FACT_CALLS = ("FPDFText_GetCharBox", "FPDFText_GetLooseCharBox", "FPDFText_GetCharOrigin", "FPDFText_GetFontSize",
+               "FPDFText_GetFontWeight", "FPDFText_GetFontInfo", "FPDFText_GetMatrix")
 
 
 class Line(NamedTuple):
@@ -82,6 +92,7 @@ class _Calls:
         self.font_weight = proto(raw.FPDFText_GetFontWeight, i, v, i)
         self.font_info = proto(raw.FPDFText_GetFontInfo, ctypes.c_ulong, v, i, v, ctypes.c_ulong, v)
         self.matrix = proto(raw.FPDFText_GetMatrix, i, v, i, v)
+        self.at = tuple(ctypes.cast(getattr(raw, name), v).value for name in _FACT_CALLS)
 
 
 _CALLS: Dict[int, _Calls] = {}  # one set per process (per pypdfium2.raw module)
@@ -147,11 +158,36 @@ class _Reader:
         self.calls.font_info(self.tp, index, self.name_at, len(self.name), self.flags_at)
         if self.flags.value & _FIXED_PITCH:
             return True
-        name = self.name.value
+        return self.named_mono(self.name.value)
+
+    def named_mono(self, name: bytes) -> bool:
+        """Whether a font of that name (without the fixed-pitch flag) is monospaced."""
         known = self.names.get(name)
         if known is None:
             known = self.names[name] = bool(_MONO_NAME.search(name.decode("latin-1")))
         return known
+
+    def facts(self, i0: int, i1: int, word: int, font: int) -> tuple:
+        """What a line needs from PDFium, given its first and last characters, the last
+        character of its first word (or ``_NO_WORD``) and the character whose font it takes:
+        ``(x0, x1, top, bottom, top1, bottom1, word_end, baseline, size, bold, mono)``, the
+        box edges of the first (``x0``, ``top``, ``bottom``) and the last character and the
+        right edge of the word's end (``None`` without one)."""
+        x0 = self.box(i0)[0]
+        x1 = self.box(i1)[2]
+        top, bottom = self.loose(i0)
+        top1, bottom1 = self.loose(i1)
+        word_end = self.box(word)[2] if word != _NO_WORD else None
+        return (x0, x1, top, bottom, top1, bottom1, word_end, self.baseline(font), self.size(font, i1),
+                self.bold(font) and self.bold(i1), self.mono(font) and self.mono(i1))
+
+    def all_facts(self, indices: List[int]) -> List[tuple]:
+        """:meth:`facts` of each line, its 4 indices given in turn in ``indices``: one call
+        into C for the page where ``_pdfwalk`` is built (the ctypes calls cost about 30 us a
+        line, most of reading the lines)."""
+        if _native is not None:
+            return _native.line_facts(self.calls.at, self.tp, self.height, indices, self.named_mono)
+        return [self.facts(*indices[k:k + 4]) for k in range(0, len(indices), 4)]
 
 
 class _Offsets:
@@ -194,7 +230,8 @@ def page_lines(raw, textpage, height: float) -> List[Line]:
     text = textpage.get_text_range(0, count)
     reader = _Reader(raw, textpage, height)
     offsets = _Offsets(raw, reader.typed, text, count)
-    lines: List[Line] = []
+    found: List[Tuple[str, bool]] = []  # each line's text and whether it ended hyphenated
+    indices: List[int] = []  # and its characters to ask PDFium about (_Reader.facts)
     pos = 0
     for m in [*_BREAK.finditer(text), None]:
         end = m.start() if m is not None else len(text)
@@ -208,32 +245,24 @@ def page_lines(raw, textpage, height: float) -> List[Line]:
             segment = segment[:last]
             last = _edge(segment, False)
             first = None if last is None else first
-        if first is not None and clean(segment).strip():
+        words = clean(segment).strip() if first is not None else ""
+        if words:
             i0 = offsets.char(pos + first)
-            i1 = offsets.char(pos + last)
-            x0, _, _, _ = reader.box(i0)
-            _, _, x1, _ = reader.box(i1)
-            top, bottom = reader.loose(i0)
-            top1, bottom1 = reader.loose(i1)
             space = segment.find(" ", first)
-            if space > first:
-                _, _, word_end, _ = reader.box(offsets.char(pos + space - 1))
-                first_word = max(0.0, word_end - x0)
-            else:
-                first_word = max(0.0, x1 - x0)
             # The font of the first letter or digit: a bullet or a dash is often set in
             # another size or font than the text it marks.
             lead = next((k for k in range(first, min(len(segment), first + 12)) if segment[k].isalnum()), first)
-            i_font = i0 if lead == first else offsets.char(pos + lead)
-            words = clean(segment).strip()
-            lines.append(Line(
-                text=" ".join(words.split()) if "  " in words or "\t" in words else words,
-                x0=min(x0, x1), top=min(top, top1), x1=max(x0, x1), bottom=max(bottom, bottom1),
-                baseline=reader.baseline(i_font), size=reader.size(i_font, i1),
-                bold=reader.bold(i_font) and reader.bold(i1), mono=reader.mono(i_font) and reader.mono(i1),
-                first_word=first_word, hyphenated=hyphenated,
-            ))
+            indices += (i0, offsets.char(pos + last), offsets.char(pos + space - 1) if space > first else _NO_WORD,
+                        i0 if lead == first else offsets.char(pos + lead))
+            found.append((" ".join(words.split()) if "  " in words or "\t" in words else words, hyphenated))
         pos = next_pos
+    lines: List[Line] = []
+    for (words, hyphenated), (x0, x1, top, bottom, top1, bottom1, word_end, baseline, size, bold, mono) \
+            in zip(found, reader.all_facts(indices)):
+        lines.append(Line(
+            words, min(x0, x1), min(top, top1), max(x0, x1), max(bottom, bottom1), baseline, size, bold, mono,
+            max(0.0, (x1 if word_end is None else word_end) - x0), hyphenated,
+        ))
     return lines
 
 
