@@ -34,6 +34,8 @@ _HYPHEN_MARKS = "\ufffe\x02"
 _LINE_END_HYPHENS = "\u2010\u00ad"
 _FIXED_PITCH = 1  # FPDFText_GetFontInfo flag
 _BOLD_WEIGHT = 600
+# A letter or a digit: exactly what str.isalnum() accepts (the re module's \w is that, or "_").
+_ALNUM = re.compile(r"[^\W_]")
 _MONO_NAME = re.compile(r"mono|courier|consol|typewriter|menlo|cmtt|fixed", re.I)
 # A line's first word ends at its last character (no space in it): no char to ask.
 _NO_WORD = -(2 ** 31)
@@ -209,11 +211,11 @@ class _Offsets:
 
 def _edge(text: str, forward: bool) -> Optional[int]:
     """Index of the first (or last) non-space character of ``text``, or ``None``."""
-    rng = range(len(text)) if forward else range(len(text) - 1, -1, -1)
-    for k in rng:
-        if not text[k].isspace():
-            return k
-    return None
+    # str.strip() strips exactly the characters str.isspace() accepts.
+    trimmed = text.lstrip() if forward else text.rstrip()
+    if not trimmed:
+        return None
+    return len(text) - len(trimmed) if forward else len(trimmed) - 1
 
 
 def page_lines(raw, textpage, height: float) -> List[Line]:
@@ -251,7 +253,8 @@ def page_lines(raw, textpage, height: float) -> List[Line]:
             space = segment.find(" ", first)
             # The font of the first letter or digit: a bullet or a dash is often set in
             # another size or font than the text it marks.
-            lead = next((k for k in range(first, min(len(segment), first + 12)) if segment[k].isalnum()), first)
+            alnum = _ALNUM.search(segment, first, first + 12)
+            lead = alnum.start() if alnum is not None else first
             indices += (i0, offsets.char(pos + last), offsets.char(pos + space - 1) if space > first else _NO_WORD,
                         i0 if lead == first else offsets.char(pos + lead))
             found.append((" ".join(words.split()) if "  " in words or "\t" in words else words, hyphenated))
