@@ -427,12 +427,15 @@ def _ruled_tables(hs: List[Rule], vs: List[Rule], textpage, left: float, top: fl
 def _grid_table(xs, ys, hs, vs, textpage, left, top) -> Optional[PdfTable]:
     nrows, ncols = len(ys) - 1, len(xs) - 1
     parent = list(range(nrows * ncols))
+    # The rules along each grid line, picked once per line rather than once per cell.
+    vs_at = [[r for r in vs if abs(r[0] - x) <= SNAP] for x in xs]
+    hs_at = [[r for r in hs if abs(r[0] - y) <= SNAP] for y in ys]
     for i in range(nrows):
         for j in range(ncols):
             # Cells whose dividing rule is missing are one spanning cell.
-            if j + 1 < ncols and not _covers(vs, xs[j + 1], (ys[i] + ys[i + 1]) / 2):
+            if j + 1 < ncols and not _covers(vs_at[j + 1], xs[j + 1], (ys[i] + ys[i + 1]) / 2):
                 parent[_find(parent, i * ncols + j + 1)] = _find(parent, i * ncols + j)
-            if i + 1 < nrows and not _covers(hs, ys[i + 1], (xs[j] + xs[j + 1]) / 2):
+            if i + 1 < nrows and not _covers(hs_at[i + 1], ys[i + 1], (xs[j] + xs[j + 1]) / 2):
                 parent[_find(parent, (i + 1) * ncols + j)] = _find(parent, i * ncols + j)
     spans: dict = {}
     for k in range(nrows * ncols):
