@@ -660,8 +660,18 @@ def _aligned_table(raw, textpage, block: List[Line], gutters, left: float, top: 
     if len(rows) < 3 or _prose_columns(rows, bounds, gutters, filled):
         return None
     reader = _TextReader(textpage, left, top)
-    cells = [[reader.cell((bounds[j], min(ln[0] for ln in row), bounds[j + 1], max(ln[1] for ln in row)), inset=0.2)
-              for j in range(ncols)] for row in rows]
+    cells: List[List[str]] = []
+    short = wraps = 0  # rows with a cell empty; cells going on with the sentence above them
+    for row in rows:
+        cells.append([reader.cell((bounds[j], min(ln[0] for ln in row), bounds[j + 1], max(ln[1] for ln in row)),
+                                  inset=0.2) for j in range(ncols)])
+        # Reading stops where _looks_tabular must refuse the block whatever the rows left hold
+        # (each cell costs a pass over the page's chars; prose cut into columns by a page's
+        # gutter shows a sentence wrapping from row to row within a few rows).
+        short += not all(cells[-1])
+        wraps += sum(_wrapped(a, b) for a, b in zip(cells[-2], cells[-1])) if len(cells) > 1 else 0
+        if 2 * (len(rows) - short) < len(rows) or wraps >= 2 or any(_LEADERS.search(c) for c in cells[-1]):
+            return None
     if not _looks_tabular(cells) or _monospaced(raw, textpage, [r for ln in block for r in ln[2]], left, top):
         return None
     return _table(cells, (bounds[0], block[0][0], bounds[-1], block[-1][1]), False)
@@ -711,9 +721,14 @@ def _looks_tabular(cells: List[List[str]]) -> bool:
     cut = [c.endswith(",") or c.split()[-1].lower() in _FUNCTION_WORDS for c in texts if " " in c]
     # A sentence wrapped from row to row: a cell of several words without a full stop, and
     # the next row's cell going on in lower case.
-    wraps = sum(len(a.split()) >= 4 and a[-1] not in ".:;!?" and b[:1].islower()
-                for col in cols for a, b in zip(col, col[1:]) if a and b)
+    wraps = sum(_wrapped(a, b) for col in cols for a, b in zip(col, col[1:]))
     return min(words) < 4 and sum(cut) * 5 < max(len(cut), 1) and wraps < 2
+
+
+def _wrapped(a: str, b: str) -> bool:
+    """Whether cell ``b`` goes on with a sentence of cell ``a`` above it: ``a`` holds several
+    words without a full stop, and ``b`` begins in lower case."""
+    return bool(a and b) and len(a.split()) >= 4 and a[-1] not in ".:;!?" and b[:1].islower()
 
 
 def _monospaced(raw, textpage, runs: List[Run], left: float, top: float) -> bool:
