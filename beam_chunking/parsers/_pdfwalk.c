@@ -11,7 +11,6 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <math.h>
 #include <string.h>
 
 /* PDFium's calling convention: __stdcall on 32-bit Windows, the platform's default elsewhere. */
@@ -179,11 +178,18 @@ reader_facts(Reader *r, double height, int i0, int i1, int iw, int i_font)
     double baseline = height - v[1];
     double a = r->font_size(r->tp, i_font), b = r->font_size(r->tp, i1);
     double size = b > a ? b : a; /* Python's max(a, b) */
+    /* The text matrix's scale is left to Python (pdf_lines._scaled): a compiler may fuse a
+     * product and a sum here (an FMA), and the size would differ in its last bit. */
+    PyObject *matrix;
     if (r->matrix(r->tp, i_font, r->m)) {
-        double det = (double)r->m[0] * (double)r->m[3] - (double)r->m[1] * (double)r->m[2];
-        double scale = pow(fabs(det), 0.5); /* what ** 0.5 computes */
-        if (scale > 0)
-            size *= scale;
+        matrix = Py_BuildValue("(dddd)", (double)r->m[0], (double)r->m[1], (double)r->m[2], (double)r->m[3]);
+        if (matrix == NULL) {
+            Py_DECREF(word_end);
+            return NULL;
+        }
+    } else {
+        matrix = Py_None;
+        Py_INCREF(matrix);
     }
     int bold = r->font_weight(r->tp, i_font) >= BOLD_WEIGHT && r->font_weight(r->tp, i1) >= BOLD_WEIGHT;
     int mono = reader_mono(r, i_font);
@@ -191,9 +197,10 @@ reader_facts(Reader *r, double height, int i0, int i1, int iw, int i_font)
         mono = reader_mono(r, i1);
     if (mono < 0) {
         Py_DECREF(word_end);
+        Py_DECREF(matrix);
         return NULL;
     }
-    return Py_BuildValue("(ddddddNddOO)", x0, x1, top, bottom, top1, bottom1, word_end, baseline, size,
+    return Py_BuildValue("(ddddddNddNOO)", x0, x1, top, bottom, top1, bottom1, word_end, baseline, size, matrix,
                          bold ? Py_True : Py_False, mono ? Py_True : Py_False);
 }
 
@@ -267,7 +274,8 @@ static PyMethodDef methods[] = {
     {"line_facts", line_facts, METH_VARARGS,
      "line_facts(fns, textpage, height, indices, named_mono)\n--\n\n"
      "pdf_lines._Reader.facts of every line, its 4 char indices given in turn in indices (first, last, end of "
-     "the first word or -1, font); fns are the addresses of FPDFText_GetCharBox, GetLooseCharBox, "
+     "the first word or INT_MIN, font), with the font size unscaled and the text matrix's a, b, c, d (None "
+     "without one) after it; fns are the addresses of FPDFText_GetCharBox, GetLooseCharBox, "
      "GetCharOrigin, GetFontSize, GetFontWeight, GetFontInfo and GetMatrix; named_mono(name) tells whether a "
      "font without the fixed-pitch flag is monospaced."},
     {"object_types", object_types, METH_VARARGS,

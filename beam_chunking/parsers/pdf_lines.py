@@ -148,10 +148,7 @@ class _Reader:
         Ghostscript and Quartz write them; one matrix serves the line)."""
         size = float(max(self.calls.font_size(self.tp, first), self.calls.font_size(self.tp, last)))
         if self.calls.matrix(self.tp, first, self.matrix_at):
-            a, b, c, d = self.matrix[0], self.matrix[1], self.matrix[2], self.matrix[3]
-            scale = abs(a * d - b * c) ** 0.5
-            if scale > 0:
-                size *= scale
+            return _scaled(size, self.matrix[0], self.matrix[1], self.matrix[2], self.matrix[3])
         return size
 
     def bold(self, index: int) -> bool:
@@ -190,8 +187,16 @@ class _Reader:
         into C for the page where ``_pdfwalk`` is built (the ctypes calls cost about 30 us a
         line, most of reading the lines)."""
         if _native is not None:
-            return _native.line_facts(self.calls.at, self.tp, self.height, indices, self.named_mono)
+            return [(*facts[:8], size if matrix is None else _scaled(size, *matrix), *facts[10:])
+                    for facts in _native.line_facts(self.calls.at, self.tp, self.height, indices, self.named_mono)
+                    for size, matrix in [facts[8:10]]]
         return [self.facts(*indices[k:k + 4]) for k in range(0, len(indices), 4)]
+
+
+def _scaled(size: float, a: float, b: float, c: float, d: float) -> float:
+    """``size`` scaled by a text matrix ``(a, b, c, d)``: by the square root of its area."""
+    scale = abs(a * d - b * c) ** 0.5
+    return size * scale if scale > 0 else size
 
 
 class _Offsets:
