@@ -167,6 +167,9 @@ EXTENSIONS = [] if os.environ.get("BEAM_CHUNKING_PURE_PYTHON") == "1" else [
     Extension("beam_chunking.text._separators", ["beam_chunking/text/_separators.c"], optional=True),
     Extension("beam_chunking.text._scan", ["beam_chunking/text/_scan.c"], optional=True),
     Extension("beam_chunking.strategies._chunkbuild", ["beam_chunking/strategies/_chunkbuild.c"], optional=True),
+    # The PDF table finder's per-object and per-text-run PDFium calls (pdf_tables); PDFium itself
+    # is not linked: pypdfium2's functions are called through their addresses.
+    Extension("beam_chunking.parsers._pdfwalk", ["beam_chunking/parsers/_pdfwalk.c"], optional=True),
 ]
 
 setup(

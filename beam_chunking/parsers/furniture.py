@@ -211,7 +211,8 @@ def contents_lines(lines: Sequence[str], after_contents: bool = False) -> Dict[i
         its first entry to its last, the leader-less entries and letter heads next to it and
         the ``Contents`` / ``Index`` title just above it.
     """
-    leaders = [k for k, line in enumerate(lines) if is_dot_leader(line)]
+    # A page without a leader anywhere (most pages) has no line to look at for one.
+    leaders = [k for k, line in enumerate(lines) if is_dot_leader(line)] if _ANY_LEADER.search("\n".join(lines)) else []
     out = dict.fromkeys(leaders, "table of contents")
     runs = _listings(lines, leaders)
     if not runs and after_contents:

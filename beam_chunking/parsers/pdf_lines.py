@@ -6,7 +6,9 @@ where the baseline changes. Each line here is one such run, with what layout ana
 bold or monospaced, and the width of its first word (to tell a line that ended early from
 one that was full). The values come from a few PDFium calls per line (the first, last and
 first-word-ending characters), not per character, so reading the geometry costs a fraction
-of extracting the text.
+of extracting the text. The optional C helper ``_pdfwalk`` makes a page's calls in one loop
+(through ctypes they cost about 30 us a line); without it the same calls, in the same order,
+go through ctypes.
 
 Coordinates are PDF points with the origin at the page's top-left corner, y downwards, as in
 :class:`~beam_chunking.types.TextBox`.
@@ -20,6 +22,11 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from beam_chunking.parsers._build import clean
 
+try:
+    from beam_chunking.parsers import _pdfwalk as _native
+except ImportError:  # built without a C compiler: the ctypes calls serve, with the same results
+    _native = None
+
 # PDFium's line break, and the mark that replaces a hyphen at a line end together with the
 # line break after it (U+FFFE from FPDFText_GetText, 0x02 from the bounded text).
 _BREAK = re.compile(r"[\ufffe\x02](?:\r\n|\r|\n)?|\r\n|\r|\n")
@@ -29,9 +36,16 @@ _HYPHEN_MARKS = "\ufffe\x02"
 _LINE_END_HYPHENS = "\u2010\u00ad"
 _FIXED_PITCH = 1  # FPDFText_GetFontInfo flag
 _BOLD_WEIGHT = 600
+# A letter or a digit: exactly what str.isalnum() accepts (the re module's \w is that, or "_").
+_ALNUM = re.compile(r"[^\W_]")
 _MONO_NAME = re.compile(r"mono|courier|consol|typewriter|menlo|cmtt|fixed", re.I)
 # Bold, black, heavy, semibold and demibold faces, and TeX's bold extended (cmbx10, sfbx1000).
 _BOLD_NAME = re.compile(r"bold|black|heavy|demi|cmbx|sfbx", re.I)
+# A line's first word ends at its last character (no space in it): no char to ask.
+_NO_WORD = -(2 ** 31)
+# The functions _Reader.facts calls, in the order _pdfwalk.line_facts takes their addresses.
+_FACT_CALLS = ("FPDFText_GetCharBox", "FPDFText_GetLooseCharBox", "FPDFText_GetCharOrigin", "FPDFText_GetFontSize",
+               "FPDFText_GetFontWeight", "FPDFText_GetFontInfo", "FPDFText_GetMatrix")
 
 
 class Line(NamedTuple):
@@ -84,6 +98,7 @@ class _Calls:
         self.font_weight = proto(raw.FPDFText_GetFontWeight, i, v, i)
         self.font_info = proto(raw.FPDFText_GetFontInfo, ctypes.c_ulong, v, i, v, ctypes.c_ulong, v)
         self.matrix = proto(raw.FPDFText_GetMatrix, i, v, i, v)
+        self.at = tuple(ctypes.cast(getattr(raw, name), v).value for name in _FACT_CALLS)
 
 
 _CALLS: Dict[int, _Calls] = {}  # one set per process (per pypdfium2.raw module)
@@ -135,25 +150,58 @@ class _Reader:
         Ghostscript and Quartz write them; one matrix serves the line)."""
         size = float(max(self.calls.font_size(self.tp, first), self.calls.font_size(self.tp, last)))
         if self.calls.matrix(self.tp, first, self.matrix_at):
-            a, b, c, d = self.matrix[0], self.matrix[1], self.matrix[2], self.matrix[3]
-            scale = abs(a * d - b * c) ** 0.5
-            if scale > 0:
-                size *= scale
+            return _scaled(size, self.matrix[0], self.matrix[1], self.matrix[2], self.matrix[3])
         return size
 
     def style(self, index: int) -> Tuple[bool, bool]:
         """``(bold, monospaced)`` of character ``index``'s font."""
         self.calls.font_info(self.tp, index, self.name_at, len(self.name), self.flags_at)
-        name = self.name.value
-        known = self.names.get(name)
-        if known is None:
-            text = name.decode("latin-1")
-            known = self.names[name] = (bool(_BOLD_NAME.search(text)), bool(_MONO_NAME.search(text)))
+        known = self.named(self.name.value)
         # The weight, or the name: a weight read from the font's stem width (Chromium's
         # embedded fonts: 380 for bold) can stay under a bold weight.
         bold = known[0] or self.calls.font_weight(self.tp, index) >= _BOLD_WEIGHT
         # The flag, or the name where the flag is missing (the standard Courier fonts).
         return bold, bool(self.flags.value & _FIXED_PITCH) or known[1]
+
+    def named(self, name: bytes) -> Tuple[bool, bool]:
+        """``(bold, monospaced)`` as a font's name tells them."""
+        known = self.names.get(name)
+        if known is None:
+            text = name.decode("latin-1")
+            known = self.names[name] = (bool(_BOLD_NAME.search(text)), bool(_MONO_NAME.search(text)))
+        return known
+
+    def facts(self, i0: int, i1: int, word: int, font: int) -> tuple:
+        """What a line needs from PDFium, given its first and last characters, the last
+        character of its first word (or ``_NO_WORD``) and the character whose font it takes:
+        ``(a0, a1, b0, b1, top, bottom, top1, bottom1, w0, w1, bold, mono, bold1, mono1,
+        baseline, size)``: the left and right edges of the first and the last character and
+        of the word's end (``None`` without one), the loose top and bottom of the first and the
+        last, the :meth:`style` of the font's and of the last character."""
+        a0, _, a1, _ = self.box(i0)
+        b0, _, b1, _ = self.box(i1)
+        top, bottom = self.loose(i0)
+        top1, bottom1 = self.loose(i1)
+        w0, _, w1, _ = self.box(word) if word != _NO_WORD else (None, None, None, None)
+        style, style1 = self.style(font), self.style(i1)
+        return (a0, a1, b0, b1, top, bottom, top1, bottom1, w0, w1, *style, *style1, self.baseline(font),
+                self.size(font, i1))
+
+    def all_facts(self, indices: List[int]) -> List[tuple]:
+        """:meth:`facts` of each line, its 4 indices given in turn in ``indices``: one call
+        into C for the page where ``_pdfwalk`` is built (the ctypes calls cost about 30 us a
+        line, most of reading the lines)."""
+        if _native is not None:
+            return [(*facts[:15], size if matrix is None else _scaled(size, *matrix))
+                    for facts in _native.line_facts(self.calls.at, self.tp, self.height, indices, self.named)
+                    for size, matrix in [facts[15:]]]
+        return [self.facts(*indices[k:k + 4]) for k in range(0, len(indices), 4)]
+
+
+def _scaled(size: float, a: float, b: float, c: float, d: float) -> float:
+    """``size`` scaled by a text matrix ``(a, b, c, d)``: by the square root of its area."""
+    scale = abs(a * d - b * c) ** 0.5
+    return size * scale if scale > 0 else size
 
 
 class _Offsets:
@@ -175,11 +223,11 @@ class _Offsets:
 
 def _edge(text: str, forward: bool) -> Optional[int]:
     """Index of the first (or last) non-space character of ``text``, or ``None``."""
-    rng = range(len(text)) if forward else range(len(text) - 1, -1, -1)
-    for k in rng:
-        if not text[k].isspace():
-            return k
-    return None
+    # str.strip() strips exactly the characters str.isspace() accepts.
+    trimmed = text.lstrip() if forward else text.rstrip()
+    if not trimmed:
+        return None
+    return len(text) - len(trimmed) if forward else len(trimmed) - 1
 
 
 def page_lines(raw, textpage, height: float) -> List[Line]:
@@ -196,7 +244,8 @@ def page_lines(raw, textpage, height: float) -> List[Line]:
     text = textpage.get_text_range(0, count)
     reader = _Reader(raw, textpage, height)
     offsets = _Offsets(raw, reader.typed, text, count)
-    lines: List[Line] = []
+    found: List[Tuple[str, bool]] = []  # each line's text and whether it ended hyphenated
+    indices: List[int] = []  # and its characters to ask PDFium about (_Reader.facts)
     pos = 0
     for m in [*_BREAK.finditer(text), None]:
         end = m.start() if m is not None else len(text)
@@ -210,36 +259,28 @@ def page_lines(raw, textpage, height: float) -> List[Line]:
             segment = segment[:last]
             last = _edge(segment, False)
             first = None if last is None else first
-        if first is not None and clean(segment).strip():
+        words = clean(segment).strip() if first is not None else ""
+        if words:
             i0 = offsets.char(pos + first)
-            i1 = offsets.char(pos + last)
-            # Left and right edges whatever the direction: in right-to-left text the first
-            # character is the rightmost one.
-            a0, _, a1, _ = reader.box(i0)
-            b0, _, b1, _ = reader.box(i1)
-            x0, x1 = min(a0, b0), max(a1, b1)
-            top, bottom = reader.loose(i0)
-            top1, bottom1 = reader.loose(i1)
             space = segment.find(" ", first)
-            if space > first:
-                w0, _, w1, _ = reader.box(offsets.char(pos + space - 1))
-                first_word = max(a1, w1) - min(a0, w0)
-            else:
-                first_word = x1 - x0
             # The font of the first letter or digit: a bullet or a dash is often set in
             # another size or font than the text it marks.
-            lead = next((k for k in range(first, min(len(segment), first + 12)) if segment[k].isalnum()), first)
-            i_font = i0 if lead == first else offsets.char(pos + lead)
-            words = clean(segment).strip()
-            (bold_first, mono_first), (bold_last, mono_last) = reader.style(i_font), reader.style(i1)
-            lines.append(Line(
-                text=" ".join(words.split()) if "  " in words or "\t" in words else words,
-                x0=x0, top=min(top, top1), x1=x1, bottom=max(bottom, bottom1),
-                baseline=reader.baseline(i_font), size=reader.size(i_font, i1),
-                bold=bold_first and bold_last, mono=mono_first and mono_last,
-                first_word=first_word, hyphenated=hyphenated,
-            ))
+            alnum = _ALNUM.search(segment, first, first + 12)
+            lead = alnum.start() if alnum is not None else first
+            indices += (i0, offsets.char(pos + last), offsets.char(pos + space - 1) if space > first else _NO_WORD,
+                        i0 if lead == first else offsets.char(pos + lead))
+            found.append((" ".join(words.split()) if "  " in words or "\t" in words else words, hyphenated))
         pos = next_pos
+    lines: List[Line] = []
+    for (words, hyphenated), (a0, a1, b0, b1, top, bottom, top1, bottom1, w0, w1, bold, mono, bold1, mono1,
+                              baseline, size) in zip(found, reader.all_facts(indices)):
+        # Left and right edges whatever the direction: in right-to-left text the first
+        # character is the rightmost one.
+        x0, x1 = min(a0, b0), max(a1, b1)
+        lines.append(Line(
+            words, x0, min(top, top1), x1, max(bottom, bottom1), baseline, size, bold and bold1, mono and mono1,
+            x1 - x0 if w0 is None else max(a1, w1) - min(a0, w0), hyphenated,
+        ))
     return lines
 
 

@@ -153,11 +153,12 @@ class Metrics:
         chars: Dict[float, int] = {}
         pitches: Dict[float, List[float]] = {}
         for lines in pages:
-            for a, b in zip(lines, lines[1:]):
-                if _round(a.size) == _round(b.size) and 0.8 * a.size < b.baseline - a.baseline < 2.5 * a.size:
-                    pitches.setdefault(_round(a.size), []).append(b.baseline - a.baseline)
-            for line in lines:
-                chars[_round(line.size)] = chars.get(_round(line.size), 0) + len(line.text)
+            rounded = [_round(line.size) for line in lines]
+            for k, (a, b) in enumerate(zip(lines, lines[1:])):
+                if rounded[k] == rounded[k + 1] and 0.8 * a.size < b.baseline - a.baseline < 2.5 * a.size:
+                    pitches.setdefault(rounded[k], []).append(b.baseline - a.baseline)
+            for size, line in zip(rounded, lines):
+                chars[size] = chars.get(size, 0) + len(line.text)
         self.body = max(chars, key=lambda s: (chars[s], -s)) if chars else 10.0
         self._pitch = {s: statistics.median(v) for s, v in pitches.items() if len(v) >= 3}
 
@@ -267,11 +268,16 @@ def _local_edges(run: _Run) -> List[float]:
     narrower than the column is measured against its own edge, not the column's."""
     out = []
     lines = run.lines
+    # The candidates' fields read once, not once per neighbour.
+    x0s = [line.x0 for line in lines]
+    ends_at = [None if line.mono else line.x1 for line in lines]
+    floor = _LOCAL_FLOOR * run.right
     for k, line in enumerate(lines):
-        ends = [other.x1 for other in lines[max(0, k - _NEARBY):k + _NEARBY + 1]
-                if other is not line and abs(other.x0 - line.x0) < 1.5 and not other.mono]
+        x0 = x0s[k]
+        ends = [ends_at[j] for j in range(max(0, k - _NEARBY), min(len(lines), k + _NEARBY + 1))
+                if ends_at[j] is not None and lines[j] is not line and abs(x0s[j] - x0) < 1.5]
         local = max(ends) if len(ends) >= 2 else 0.0
-        out.append(local if local >= _LOCAL_FLOOR * run.right and local > line.x1 - 0.5 else run.right)
+        out.append(local if local >= floor and local > line.x1 - 0.5 else run.right)
     return out
 
 

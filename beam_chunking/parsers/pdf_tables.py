@@ -33,8 +33,11 @@ page of 2,400 chars). Measured CPU per page on a loaded 2-core machine, next to 
 page load + text extraction: Debian Reference
 (dblatex, 261 pages, 171 tables found) 5.5 ms vs 4.6 ms; a pdfTeX manual (libtasn1, prose)
 1.8 ms vs 3.3 ms; Chromium-printed prose (one text object per word, 2,000 per page) 16 ms
-vs 14 ms. The floor is one ctypes call per page object and per text run, which no PDFium
-function batches; a char-by-char pass costs 28 ms per Debian page instead.
+vs 14 ms. No PDFium function batches the calls made per page object and per text run, and
+through ctypes each costs about a microsecond; the optional C helper ``_pdfwalk`` makes them
+in a loop of its own (on Chromium's two-column pages, 3,200 objects each, the object walk
+went from 6.7 to 0.7 ms a page and the text runs from 2.5 to 0.6 ms), and without it the
+ctypes loops give the same tables. A char-by-char pass costs 28 ms per Debian page instead.
 
 Why not pdfplumber (measured on the same pages): it parses the file again with pdfminer and
 costs 190-340 ms per page with its ``lines`` strategy, 270-500 ms with ``text``, against
@@ -52,6 +55,14 @@ from dataclasses import dataclass
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 from beam_chunking.parsers._optional import require
+
+try:
+    from beam_chunking.parsers import _pdfwalk as _native
+except ImportError:  # built without a C compiler: the ctypes loops serve, with the same results
+    _native = None
+
+#: Whether the calls made once per page object and per text run loop in C (``_pdfwalk``).
+NATIVE = _native is not None
 
 #: Rule positions closer than this (points) are the same grid line.
 SNAP = 2.0
@@ -196,6 +207,12 @@ class _Fast:
         self.get_rect = proto(raw.FPDFText_GetRect, i, v, i, v, v, v, v)
         self.handle = lambda obj: ctypes.cast(obj, v).value
         self.typed = lambda handle: ctypes.cast(handle, raw.FPDF_PAGEOBJECT)
+        # The same functions' addresses, for the C loops.
+        self.at = {name: ctypes.cast(getattr(raw, name), v).value
+                   for name in ("FPDFPage_GetObject", "FPDFPageObj_GetType", "FPDFText_GetRect")}
+        # A path or a form object's type, as a byte of _pdfwalk.object_types.
+        self.path_kind, self.form_kind = raw.FPDF_PAGEOBJ_PATH, raw.FPDF_PAGEOBJ_FORM
+        self.drawn = re.compile(b"[" + re.escape(bytes([raw.FPDF_PAGEOBJ_PATH, raw.FPDF_PAGEOBJ_FORM])) + b"]")
 
 
 _FAST: List[_Fast] = []  # built on first use, one per process
@@ -293,11 +310,9 @@ def _rules(raw, page, left: float, top: float) -> Tuple[List[Rule], List[Rule]]:
     # typed ones above.
     fast = _fast(raw)
     handle = fast.handle(page)
-    get_object, get_kind, bounds = fast.get_object, fast.get_type, fast.get_bounds
+    bounds = fast.get_bounds
     addresses = [ctypes.addressof(v) for v in box]
-    for k in range(raw.FPDFPage_CountObjects(page)):
-        obj = get_object(handle, k)
-        kind = get_kind(obj)
+    for obj, kind in _paths_and_forms(fast, handle, raw.FPDFPage_CountObjects(page)):
         if kind == path_kind:
             bounds(obj, *addresses)
             x0, y0, x1, y1 = box[0].value, box[1].value, box[2].value, box[3].value
@@ -309,6 +324,27 @@ def _rules(raw, page, left: float, top: float) -> Tuple[List[Rule], List[Rule]]:
             typed = fast.typed(obj)
             walk(typed, raw.FPDFFormObj_CountObjects(typed), raw.FPDFFormObj_GetObject, _matrix(raw, typed), 1)
     return _merge(hs), _merge(vs)
+
+
+def _paths_and_forms(fast: _Fast, handle: int, count: int) -> Iterable[Tuple[int, int]]:
+    """``(object handle, type)`` of the page's path and form objects, in drawing order.
+
+    A page printed by Chromium holds one text object per word, and every object must be
+    asked for its type: about 2 us each through ctypes, nanoseconds in C (``_pdfwalk``).
+    """
+    get_object = fast.get_object
+    if _native is not None:
+        types = _native.object_types(fast.at["FPDFPage_GetObject"], fast.at["FPDFPageObj_GetType"], handle, count)
+        for m in fast.drawn.finditer(types):
+            k = m.start()
+            yield get_object(handle, k), types[k]
+        return
+    get_kind, path_kind, form_kind = fast.get_type, fast.path_kind, fast.form_kind
+    for k in range(count):
+        obj = get_object(handle, k)
+        kind = get_kind(obj)
+        if kind == path_kind or kind == form_kind:
+            yield obj, kind
 
 
 def _edge(add, p: Tuple[float, float], q: Tuple[float, float]) -> None:
@@ -391,12 +427,15 @@ def _ruled_tables(hs: List[Rule], vs: List[Rule], textpage, left: float, top: fl
 def _grid_table(xs, ys, hs, vs, textpage, left, top) -> Optional[PdfTable]:
     nrows, ncols = len(ys) - 1, len(xs) - 1
     parent = list(range(nrows * ncols))
+    # The rules along each grid line, picked once per line rather than once per cell.
+    vs_at = [[r for r in vs if abs(r[0] - x) <= SNAP] for x in xs]
+    hs_at = [[r for r in hs if abs(r[0] - y) <= SNAP] for y in ys]
     for i in range(nrows):
         for j in range(ncols):
             # Cells whose dividing rule is missing are one spanning cell.
-            if j + 1 < ncols and not _covers(vs, xs[j + 1], (ys[i] + ys[i + 1]) / 2):
+            if j + 1 < ncols and not _covers(vs_at[j + 1], xs[j + 1], (ys[i] + ys[i + 1]) / 2):
                 parent[_find(parent, i * ncols + j + 1)] = _find(parent, i * ncols + j)
-            if i + 1 < nrows and not _covers(hs, ys[i + 1], (xs[j] + xs[j + 1]) / 2):
+            if i + 1 < nrows and not _covers(hs_at[i + 1], ys[i + 1], (xs[j] + xs[j + 1]) / 2):
                 parent[_find(parent, (i + 1) * ncols + j)] = _find(parent, i * ncols + j)
     spans: dict = {}
     for k in range(nrows * ncols):
@@ -475,11 +514,14 @@ def _text_runs(raw, textpage, left: float, top: float, width: float, height: flo
     if count < 6:
         return []
     rects = np.empty((count, 4))  # left, top, right, bottom in page space
-    base = rects.ctypes.data
-    get_rect = fast.get_rect
-    for k in range(count):
-        at = base + 32 * k
-        get_rect(handle, k, at, at + 8, at + 16, at + 24)
+    if _native is not None:  # one call per run, looped in C
+        _native.text_rects(fast.at["FPDFText_GetRect"], handle, count, rects)
+    else:
+        base = rects.ctypes.data
+        get_rect = fast.get_rect
+        for k in range(count):
+            at = base + 32 * k
+            get_rect(handle, k, at, at + 8, at + 16, at + 24)
     x0, y0, x1, y1 = rects[:, 0] - left, top - rects[:, 1], rects[:, 2] - left, top - rects[:, 3]
     keep = (x1 - x0 > 0.1) & (y1 - y0 > 0.1) & (y1 > 0) & (y0 < height) & (x1 > 0) & (x0 < width)
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
@@ -618,8 +660,18 @@ def _aligned_table(raw, textpage, block: List[Line], gutters, left: float, top: 
     if len(rows) < 3 or _prose_columns(rows, bounds, gutters, filled):
         return None
     reader = _TextReader(textpage, left, top)
-    cells = [[reader.cell((bounds[j], min(ln[0] for ln in row), bounds[j + 1], max(ln[1] for ln in row)), inset=0.2)
-              for j in range(ncols)] for row in rows]
+    cells: List[List[str]] = []
+    short = wraps = 0  # rows with a cell empty; cells going on with the sentence above them
+    for row in rows:
+        cells.append([reader.cell((bounds[j], min(ln[0] for ln in row), bounds[j + 1], max(ln[1] for ln in row)),
+                                  inset=0.2) for j in range(ncols)])
+        # Reading stops where _looks_tabular must refuse the block whatever the rows left hold
+        # (each cell costs a pass over the page's chars; prose cut into columns by a page's
+        # gutter shows a sentence wrapping from row to row within a few rows).
+        short += not all(cells[-1])
+        wraps += sum(_wrapped(a, b) for a, b in zip(cells[-2], cells[-1])) if len(cells) > 1 else 0
+        if 2 * (len(rows) - short) < len(rows) or wraps >= 2 or any(_LEADERS.search(c) for c in cells[-1]):
+            return None
     if not _looks_tabular(cells) or _monospaced(raw, textpage, [r for ln in block for r in ln[2]], left, top):
         return None
     return _table(cells, (bounds[0], block[0][0], bounds[-1], block[-1][1]), False)
@@ -669,9 +721,14 @@ def _looks_tabular(cells: List[List[str]]) -> bool:
     cut = [c.endswith(",") or c.split()[-1].lower() in _FUNCTION_WORDS for c in texts if " " in c]
     # A sentence wrapped from row to row: a cell of several words without a full stop, and
     # the next row's cell going on in lower case.
-    wraps = sum(len(a.split()) >= 4 and a[-1] not in ".:;!?" and b[:1].islower()
-                for col in cols for a, b in zip(col, col[1:]) if a and b)
+    wraps = sum(_wrapped(a, b) for col in cols for a, b in zip(col, col[1:]))
     return min(words) < 4 and sum(cut) * 5 < max(len(cut), 1) and wraps < 2
+
+
+def _wrapped(a: str, b: str) -> bool:
+    """Whether cell ``b`` goes on with a sentence of cell ``a`` above it: ``a`` holds several
+    words without a full stop, and ``b`` begins in lower case."""
+    return bool(a and b) and len(a.split()) >= 4 and a[-1] not in ".:;!?" and b[:1].islower()
 
 
 def _monospaced(raw, textpage, runs: List[Run], left: float, top: float) -> bool:

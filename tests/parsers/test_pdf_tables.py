@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from typing import Callable, List
 
 import pytest
@@ -335,3 +336,64 @@ def test_chromium_two_tables_on_a_page(chromium_pdf):
 @pytest.mark.parametrize("page", [3, 4, 5, 6], ids=["two-column prose", "lists", "code", "key-value and contents"])
 def test_chromium_layouts_that_are_no_tables(chromium_pdf, page):
     assert tables_in(chromium_pdf, page) == []
+
+
+# ------------------------------------------------------------------------- the C helper
+_PURE_PARSE = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "beam_chunking.parsers._pdfwalk":
+            raise ImportError(name)
+sys.meta_path.insert(0, Block())
+from beam_chunking.parsers import pdf_lines, pdf_tables
+from beam_chunking.parsers.pdf import parse_pdf
+from beam_chunking.types import Document
+assert not pdf_tables.NATIVE and pdf_lines._native is None
+data = open(sys.argv[1], "rb").read()
+parsed = parse_pdf(Document("d", "d.pdf", data, "application/pdf"), ocr="never")
+print(repr((parsed.text, parsed.sections, parsed.boxes, parsed.metadata, parsed.dropped)))
+"""
+
+
+def test_without_the_c_helper_the_same_parse(tmp_path):
+    # An install without a compiler: _pdfwalk unimportable, the ctypes calls serve, and the
+    # lines, tables and boxes are the same.
+    from beam_chunking.parsers.pdf import parse_pdf
+    from beam_chunking.types import Document
+
+    commands = [("command", "description"), ("pwd", "print the working directory"), ("id", "print user ids")]
+    code = [("x = 1", "# first value"), ("total = x + 2", "# running total"), ("print(total)", "# shown")]
+
+    def draw(pdf):
+        pdf.set_font("Helvetica", style="B", size=16)
+        pdf.text(60, 60, "A heading set large")
+        pdf.set_font("Helvetica", size=10)
+        docbook_style(pdf, 60, 520, 200, 80, commands)
+        write_columns(pdf, (60, 200, 320), 160, [HEADER] + PEOPLE)
+        write_columns(pdf, (60, 200), 260, code, pitch=12, font=("Courier", 10))
+        pdf.set_font("Helvetica", size=10)
+        pdf.set_xy(40, 320)
+        pdf.multi_cell(470, 13, PROSE * 3)
+        pdf.rect(40, 500, 300, 80)  # a frame: a stroked path wider than a rule, walked edge by edge
+
+    data = fpdf_page(draw)
+    (tmp_path / "in.pdf").write_bytes(data)
+    parsed = parse_pdf(Document("d", "d.pdf", data, "application/pdf"), ocr="never")
+    assert "| command | description |" in parsed.text and "| Name | Role | City |" in parsed.text
+    run = subprocess.run([sys.executable, "-c", _PURE_PARSE, str(tmp_path / "in.pdf")], capture_output=True,
+                         text=True, check=True)
+    assert run.stdout.strip() == repr((parsed.text, parsed.sections, parsed.boxes, parsed.metadata, parsed.dropped))
+
+
+def test_the_c_helper_is_not_older_than_its_source():
+    # `pip install -e .` (or `python setup.py build_ext --inplace`) again after editing the C file.
+    from beam_chunking.parsers import pdf_tables
+
+    if not pdf_tables.NATIVE:
+        pytest.skip("the C helper was not built (no compiler at install)")
+    from beam_chunking.parsers import _pdfwalk
+
+    source = os.path.join(os.path.dirname(_pdfwalk.__file__), "_pdfwalk.c")
+    if os.path.exists(source):  # an installed wheel carries no sources
+        assert os.path.getmtime(_pdfwalk.__file__) >= os.path.getmtime(source)
