@@ -7,8 +7,9 @@ embedding ...) is declared once, here, with its default and unit.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from dataclasses import dataclass, field
-from typing import Any, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from beam_chunking.embeddings.context import check_context
 from beam_chunking.errors import ConfigError
@@ -19,7 +20,10 @@ from beam_chunking.parsers.ocr import DEFAULT_OCR, check_ocr
 from beam_chunking.default_strategy import default_strategy
 from beam_chunking.registry import JOB_WIDE_OPTION
 from beam_chunking.strategies import Router
+from beam_chunking.sizing import EMBEDDER_TOKENIZER
 from beam_chunking.strategies.base import Chunker
+
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,8 @@ class JobConfig:
             installed; without it an image fails naming the extra and a PDF's textless pages
             are counted), ``"always"`` (every PDF page, text layer or not) or ``"never"``.
         embed: Embedding model for the ``embedding`` column (``"minilm"`` or an embedder);
-            default ``None``, no embedding stage.
+            default ``None``, no embedding stage. Strategies with ``tokenizer="embedder"``
+            count in its tokenizer (:func:`with_embedder_tokenizer`).
         embed_context: A template of what is embedded for each chunk, such as
             ``"{title}\n{section_path}\n\n{text}"`` (fields: see
             :mod:`beam_chunking.embeddings.context`); the ``text`` column stays exact. In the
@@ -108,6 +113,8 @@ class JobConfig:
         object.__setattr__(self, "max_deletions", check_limit(self.max_deletions, "max_deletions"))
         if self.embed_context is not None and self.embed is None:
             raise ConfigError("embed_context: a context template needs an embedding model (embed)", field="embed_context")
+        if uses_embedder_tokenizer(self.strategy):
+            object.__setattr__(self, "strategy", with_embedder_tokenizer(self.strategy, self.embed))
         if self.llm is not None:
             llm = LLMConfig.of(self.llm)
             object.__setattr__(self, "llm", llm)
@@ -206,3 +213,111 @@ def llm_configs(strategy: Any) -> List[LLMConfig]:
         elif isinstance(value, Chunker):
             found += llm_configs(value)
     return found
+
+
+def _inner_strategies(strategy: Any) -> List[Any]:
+    """The strategies inside ``strategy``: routes, refinements, parent and child sides."""
+    if isinstance(strategy, Router):
+        return [*strategy.routes.values(), *([strategy.default] if strategy.default is not None else [])]
+    if not dataclasses.is_dataclass(strategy):
+        return []
+    return [getattr(strategy, f.name) for f in dataclasses.fields(strategy)
+            if f.init and isinstance(getattr(strategy, f.name), Chunker)]
+
+
+def uses_embedder_tokenizer(strategy: Any) -> bool:
+    """Whether ``strategy`` or a strategy inside it has ``tokenizer="embedder"``."""
+    return (getattr(strategy, "tokenizer", None) == EMBEDDER_TOKENIZER
+            or any(uses_embedder_tokenizer(s) for s in _inner_strategies(strategy)))
+
+
+def embedder_tokenizer(embed: Any) -> Tuple[str, Optional[int]]:
+    """The ``tokenizer`` value (``"hf:PATH"``) of the job's embedding model, and its
+    ``max_tokens`` (``None`` when it has none).
+
+    Raises:
+        ConfigError: the job has no embedding model, or one without a local tokenizer (a
+            hosted model); one line each, saying what to set instead.
+    """
+    if embed is None:
+        raise ConfigError("tokenizer: embedder counts in the job's embedding model's tokens, and the job has no "
+                          "embedding model: set embed (spec embed: minilm, CLI --embed minilm) or give tokenizer: "
+                          "hf:PATH/tokenizer.json", field="tokenizer")
+    from beam_chunking.embeddings.resolve import resolve_embedder
+
+    model = resolve_embedder(embed, "embed")
+    name = getattr(model, "name", type(model).__name__)
+    path = getattr(model, "tokenizer_path", None)
+    vocab = getattr(model, "vocab_path", None)
+    if vocab and not path and not getattr(model, "lowercase", True):
+        raise ConfigError(f"tokenizer: embedder cannot yet count with the cased vocab.txt of embedding model "
+                          f"{name!r}: give tokenizer: hf:PATH/tokenizer.json", field="tokenizer")
+    path = path or vocab
+    if not isinstance(path, str) or not path:
+        raise ConfigError(f"tokenizer: embedder needs a local tokenizer and the embedding model {name!r} has none "
+                          "(a hosted model counts on its server): give tokenizer: hf:PATH/tokenizer.json or a "
+                          "tiktoken encoding such as cl100k_base", field="tokenizer")
+    limit = getattr(model, "max_tokens", None)
+    return "hf:" + path, limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+
+
+def with_embedder_tokenizer(strategy: Any, embed: Any) -> Any:
+    """``strategy`` with ``tokenizer="embedder"`` replaced, wherever it appears (routes,
+    refinements, parent and child sides), by the ``hf:PATH`` of the job's embedding model.
+
+    A ceiling above the model's ``max_tokens`` is kept but logged: such chunks are windowed
+    when embedded.
+
+    Raises:
+        ConfigError: as :func:`embedder_tokenizer`.
+    """
+    resolved: List[Tuple[str, Optional[int]]] = []
+
+    def walk(s: Any) -> Any:
+        if isinstance(s, Router):
+            routes = {k: walk(v) for k, v in s.routes.items()}
+            return Router(routes, default=None if s.default is None else walk(s.default))
+        if not dataclasses.is_dataclass(s):
+            return s
+        changes: Dict[str, Any] = {}
+        for f in dataclasses.fields(s):
+            if not f.init:
+                continue
+            value = getattr(s, f.name)
+            if f.name == "tokenizer" and value == EMBEDDER_TOKENIZER:
+                if not resolved:
+                    resolved.append(embedder_tokenizer(embed))
+                changes[f.name] = resolved[0][0]
+            elif isinstance(value, Chunker):
+                new = walk(value)
+                if new is not value:
+                    changes[f.name] = new
+        if not changes:
+            return s
+        out = dataclasses.replace(s, **changes)
+        ceiling, limit = getattr(out, "max_chunk_size", None), resolved[0][1] if resolved else None
+        if "tokenizer" in changes and isinstance(ceiling, int) and limit is not None and ceiling > limit:
+            _LOG.warning("%s: max_chunk_size=%d is above the embedding model's max_tokens=%d: longer chunks will "
+                         "be windowed when embedded", type(out).__name__, ceiling, limit)
+        return out
+
+    return walk(strategy)
+
+
+def token_count_units(config: JobConfig) -> Dict[str, str]:
+    """What each strategy's ``token_count`` counts, by strategy name (the manifest's
+    ``token_count`` field): a token strategy's own unit, else the job's ``token_counter``."""
+    out: Dict[str, str] = {}
+
+    def walk(s: Any) -> None:
+        inner = _inner_strategies(s)
+        if not isinstance(s, Router) and getattr(s, "name", ""):
+            unit = s.unit
+            if unit in ("characters", "unbounded") or not hasattr(s, "tokenizer"):
+                unit = f"{config.token_counter} tokens" if config.token_counter else "not counted"
+            out.setdefault(s.name, unit)
+        for sub in inner:
+            walk(sub)
+
+    walk(config.strategy)
+    return out

@@ -20,7 +20,7 @@ import os
 import tempfile
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple, runtime_checkable
+from typing import Any, ClassVar, Dict, List, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
 from beam_chunking.errors import ConfigError, MissingExtra, TokenizerUnavailable
 
@@ -233,6 +233,34 @@ class TiktokenSizer:
 
         return count_spans_threaded(self.count, text, spans)
 
+    #: Special tokens counted per text: none (tiktoken counts text only).
+    specials: ClassVar[int] = 0
+
+    @property
+    def unit(self) -> str:
+        """What counts mean: ``"cl100k_base tokens"`` ..."""
+        return f"{self.name} tokens"
+
+    def encode_span(self, text: str, start: int, end: int) -> List[int]:
+        """Token ids of ``text[start:end]`` (``len()`` is its count)."""
+        from beam_chunking.text.tokens import encode_span
+
+        return encode_span(self.tiktoken_encoding, text, start, end)
+
+    def index(self, text: str, start: int, end: int, encoding: Any = None):
+        """A :class:`~beam_chunking.text.tokens.TokenIndex` of ``text[start:end]`` (``encoding``:
+        its ids from :meth:`encode_span`, when the caller has them)."""
+        from beam_chunking.text.tokens import TokenIndex
+
+        return TokenIndex(self.tiktoken_encoding, text, start, end, ids=encoding)
+
+    def windows(self, text: str, start: int, end: int, window: int, overlap: int,
+                encoded: Any = None) -> List[Tuple[int, int, int]]:
+        """Token windows of ``text[start:end]`` (:func:`~beam_chunking.text.tokens.token_windows`)."""
+        from beam_chunking.text.tokens import token_windows
+
+        return token_windows(self.tiktoken_encoding, text, start, end, window, overlap, encoded)
+
 
 def tiktoken_sizer(tokenizer: str) -> TiktokenSizer:
     """A :class:`TiktokenSizer` for an encoding name (``"cl100k_base"``) or a model name
@@ -249,36 +277,65 @@ def tiktoken_sizer(tokenizer: str) -> TiktokenSizer:
 
 
 _HF_LOCK = threading.Lock()
-_HF_TOKENIZERS: Dict[str, Any] = {}
+# One loaded tokenizer per file per process; bounded by the few models a job names.
+_HF_TOKENIZERS: Dict[Tuple[str, bool], Any] = {}
 
 
 @dataclass(frozen=True)
 class HFTokenizerSizer:
-    """Counts tokens with a Hugging Face ``tokenizer.json`` (an embedding model's own tokenizer).
+    """Counts tokens with an embedding model's own Hugging Face tokenizer, as the model counts them.
 
-    Truncation and padding configured in the file are switched off, and special tokens
-    ([CLS], [SEP]) are not counted, so the count is the length of the text itself.
+    The count of a non-empty text includes the special tokens the tokenizer adds around one
+    sequence (``[CLS]`` and ``[SEP]`` for BERT models such as MiniLM: 2), because the model
+    sees them: a chunk of at most ``max_tokens`` tokens under this sizer is embedded in one
+    pass, never windowed. Truncation and padding configured in the file are switched off.
 
     Args:
-        path: Path to a ``tokenizer.json`` file.
+        path: A ``tokenizer.json``, or a WordPiece ``vocab.txt`` (BERT tokenization, as
+            :class:`~beam_chunking.embeddings.onnx.OnnxEmbedder` builds from ``vocab_path``).
+        lowercase: Lowercase with a ``vocab.txt``; ignored for ``tokenizer.json``. Default ``True``.
+        special_tokens: Count the special tokens. Default ``True``.
 
     Raises:
         MissingExtra: the ``tokenizers`` package is missing (``pip install "beam-chunking[hf]"``).
         ConfigError: the file does not exist or is not a tokenizer.
+
+    Example:
+        >>> sizer = HFTokenizerSizer(minilm_paths()[1])  # doctest: +SKIP
+        >>> sizer.count("hello world"), sizer.specials  # doctest: +SKIP
+        (4, 2)
     """
 
     path: str
+    lowercase: bool = True
+    special_tokens: bool = True
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "name", f"hf:{os.path.basename(self.path)}")
+        # Named by the model's folder: every tokenizer file is called tokenizer.json.
+        parent = os.path.basename(os.path.dirname(os.path.abspath(self.path)))
+        object.__setattr__(self, "name", f"hf:{parent}/{os.path.basename(self.path)}")
         if not os.path.isfile(self.path):
             raise ConfigError(f"path={self.path!r}: no tokenizer.json file there")
-        self._tokenizer()
+        tok = self._tokenizer()
+        if self.special_tokens:
+            specials = len(tok.encode("a", add_special_tokens=True).ids) - len(tok.encode("a", add_special_tokens=False).ids)
+        else:
+            specials = 0
+        object.__setattr__(self, "specials", specials)
+
+    @property
+    def unit(self) -> str:
+        """What counts mean: ``"hf:<model folder>/tokenizer.json tokens"`` plus the specials."""
+        return f"{self.name} tokens" + (f" ({self.specials} special included)" if self.specials else "")
 
     def _tokenizer(self):
+        key = (self.path, bool(self.lowercase))
+        tok = _HF_TOKENIZERS.get(key)  # hot path: no lock once loaded
+        if tok is not None:
+            return tok
         with _HF_LOCK:
-            tok = _HF_TOKENIZERS.get(self.path)
+            tok = _HF_TOKENIZERS.get(key)
             if tok is None:
                 try:
                     from tokenizers import Tokenizer
@@ -287,17 +344,106 @@ class HFTokenizerSizer:
                         "HFTokenizerSizer needs the 'tokenizers' package: pip install \"beam-chunking[hf]\""
                     ) from None
                 try:
-                    tok = Tokenizer.from_file(self.path)
+                    if self.path.endswith(".txt"):
+                        from tokenizers.implementations import BertWordPieceTokenizer
+
+                        tok = BertWordPieceTokenizer(self.path, lowercase=self.lowercase)
+                    else:
+                        tok = Tokenizer.from_file(self.path)
                 except Exception as exc:  # the library raises a bare Exception on bad JSON
                     raise ConfigError(f"path={self.path!r} is not a valid tokenizer.json: {exc}") from None
                 tok.no_truncation()
                 tok.no_padding()
-                _HF_TOKENIZERS[self.path] = tok
+                _HF_TOKENIZERS[key] = tok
+                _HF_RULES[key] = _piece_rule(tok)
             return tok
 
     def count(self, text: str) -> int:
-        """Return the number of tokens in ``text`` (no special tokens added)."""
-        return len(self._tokenizer().encode(text, add_special_tokens=False).ids)
+        """Return the tokens of ``text``, special tokens included; 0 for ``""``."""
+        if not text:
+            return 0
+        return len(self._tokenizer().encode(text, add_special_tokens=False).ids) + self.specials
+
+    def count_spans(self, text: str, spans: Sequence[Tuple[int, int]]) -> List[int]:
+        """:meth:`count` of each ``text[start:end]``, encoded in one batch (in parallel)."""
+        if not spans:
+            return []
+        encs = self._tokenizer().encode_batch([text[s:e] for s, e in spans], add_special_tokens=False)
+        return [len(enc.ids) + self.specials if e > s else 0 for enc, (s, e) in zip(encs, spans)]
+
+    def encode_span(self, text: str, start: int, end: int):
+        """The tokenizer's encoding of ``text[start:end]`` (``len()`` is its tokens, no specials)."""
+        return self._tokenizer().encode(text[start:end], add_special_tokens=False)
+
+    def index(self, text: str, start: int, end: int, encoding: Any = None):
+        """A :class:`~beam_chunking.text.hf_tokens.HFTokenIndex` of ``text[start:end]``."""
+        from beam_chunking.text.hf_tokens import HFTokenIndex
+
+        tok = self._tokenizer()
+        return HFTokenIndex(tok, self.specials, _HF_RULES.get((self.path, bool(self.lowercase))), text, start, end,
+                            encoding)
+
+    def windows(self, text: str, start: int, end: int, window: int, overlap: int,
+                encoded: Any = None) -> List[Tuple[int, int, int]]:
+        """Token windows of ``text[start:end]`` (:func:`~beam_chunking.text.hf_tokens.hf_token_windows`);
+        ``encoded``: an index of a larger span holding it, else the span is encoded here."""
+        from beam_chunking.text.hf_tokens import hf_token_windows
+
+        index = encoded if encoded is not None else self.index(text, start, end)
+        return hf_token_windows(index, text, start, end, window, overlap)
+
+
+_HF_RULES: Dict[Tuple[str, bool], Optional[str]] = {}
+
+
+def _piece_rule(tok) -> Optional[str]:
+    from beam_chunking.text.hf_tokens import piece_rule
+
+    return piece_rule(tok)
+
+
+#: The ``tokenizer`` value that names the job's embedding model's tokenizer.
+EMBEDDER_TOKENIZER = "embedder"
+
+
+@dataclass(frozen=True)
+class PendingSizer:
+    """Stands for ``tokenizer: embedder`` until the job names its embedding model.
+
+    :func:`beam_chunking.config.with_embedder_tokenizer` replaces the strategy's ``tokenizer``
+    with the model's ``hf:PATH``; a strategy used before that fails with one line saying so.
+    """
+
+    name: str = EMBEDDER_TOKENIZER
+    specials: int = 0
+    unit: str = "embedding-model tokens"
+
+    def _fail(self, *_args, **_kwargs):
+        raise ConfigError("tokenizer='embedder' counts in the job's embedding model's tokens, and this strategy "
+                          "was used outside a job that has one: set embed (spec embed: minilm, CLI --embed "
+                          "minilm), or give tokenizer='hf:PATH/tokenizer.json'", field="tokenizer")
+
+    count = count_spans = encode_span = index = windows = _fail
+
+
+def strategy_sizer(tokenizer: str):
+    """The sizer a token strategy's ``tokenizer`` option names.
+
+    ``"hf:PATH"`` (a ``tokenizer.json`` or WordPiece ``vocab.txt``): :class:`HFTokenizerSizer`;
+    ``"embedder"``: a :class:`PendingSizer` until the job resolves it; anything else: a
+    tiktoken encoding or model name (:func:`tiktoken_sizer`).
+
+    Raises:
+        ConfigError: an unknown name, or a path with no tokenizer.
+    """
+    if not isinstance(tokenizer, str) or not tokenizer:
+        raise ConfigError(f"tokenizer must be a tiktoken encoding or model name, 'embedder' or 'hf:PATH', "
+                          f"got {tokenizer!r}", field="tokenizer")
+    if tokenizer == EMBEDDER_TOKENIZER:
+        return PendingSizer()
+    if tokenizer.startswith("hf:"):
+        return HFTokenizerSizer(tokenizer[3:])
+    return tiktoken_sizer(tokenizer)
 
 
 def get_sizer(spec: str) -> Sizer:

@@ -172,7 +172,13 @@ class Chunker:
     def unit(self) -> str:
         """What this strategy's sizes count, e.g. ``"characters"`` or ``"cl100k_base tokens"``."""
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return self.unit_template.format(**values)
+        template = self.unit_template
+        tokenizer = values.get("tokenizer")
+        if isinstance(tokenizer, str) and tokenizer.startswith(("hf:", "embedder")):
+            # A model's tokenizer is named by its folder, with the special tokens it counts
+            # ("hf:all-MiniLM-L6-v2/tokenizer.json tokens (2 special included)"), not by a path.
+            template = template.replace("{tokenizer} tokens", getattr(self, "_sizer").unit.replace("{", "{{"))
+        return template.format(**values)
 
     def setup(self) -> None:
         """Load models or other resources; a pipeline calls it once per worker process."""

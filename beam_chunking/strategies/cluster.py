@@ -30,13 +30,12 @@ import numpy as np
 
 from beam_chunking.embeddings.base import embed_batches
 from beam_chunking.errors import ConfigError
-from beam_chunking.sizing import TiktokenSizer, tiktoken_sizer
+from beam_chunking.sizing import Sizer
 from beam_chunking.strategies.base import Chunker, UsesEmbedder, make_chunks, require_positive, section_metadata
-from beam_chunking.strategies.token import MIN_WINDOW_TOKENS
+from beam_chunking.strategies.token import MIN_WINDOW_TOKENS, token_sizer
 from beam_chunking.text.packing import split_levels
 from beam_chunking.text.sentences import sentence_spans
 from beam_chunking.text.spans import line_starts
-from beam_chunking.text.tokens import TokenIndex, token_windows
 from beam_chunking.types import Chunk, ParsedDocument
 
 #: Metadata key set on a chunk that stays under ``min_chunk_size`` because nothing it could
@@ -154,7 +153,10 @@ class ClusterSemanticChunker(UsesEmbedder, Chunker):
         piece_size: Tokens; longer sentences are cut into pieces of at most this. Default
             ``None``: a quarter of ``max_chunk_size`` (at least 4), so that every chunk has
             room for several pieces and the partition has cuts to choose from.
-        tokenizer: A tiktoken encoding or model name. Default ``"cl100k_base"`` (bundled).
+        tokenizer: A tiktoken encoding or model name (``"cl100k_base"``, bundled);
+            ``"embedder"``: the job's embedding model's own tokenizer (``embed:``), special
+            tokens counted as the model counts them; or ``"hf:PATH"`` to a ``tokenizer.json``.
+            Default ``"cl100k_base"``.
         batch_size: Pieces per embedder call. Default 32.
 
     Example:
@@ -185,11 +187,11 @@ class ClusterSemanticChunker(UsesEmbedder, Chunker):
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 2:
             raise ConfigError(f"{owner}.paragraph_penalty={p!r} must be a number between 0 and 2 (a cosine "
                               "similarity)", field="paragraph_penalty")
-        object.__setattr__(self, "_sizer", tiktoken_sizer(self.tokenizer))
+        object.__setattr__(self, "_sizer", token_sizer(owner, self.tokenizer, self.max_chunk_size))
         self._resolve_embedder(owner)
 
     @property
-    def sizer(self) -> TiktokenSizer:
+    def sizer(self) -> Sizer:
         """The tokenizer this strategy counts with (resolved once, at construction)."""
         return self._sizer
 
@@ -207,19 +209,19 @@ class ClusterSemanticChunker(UsesEmbedder, Chunker):
 
 
     # -- pieces -----------------------------------------------------------------------
-    def pieces(self, text: str, start: int, end: int) -> Tuple[List[Piece], Optional[TokenIndex]]:
+    def pieces(self, text: str, start: int, end: int) -> Tuple[List[Piece], Any]:
         """The pieces of ``text[start:end]`` and the section's token index.
 
         Returns:
             Trimmed, non-empty ``(start, end)`` spans in order, each at most ``piece_size``
-            (and ``max_chunk_size``) tokens on its own; and the :class:`TokenIndex` of the
+            (and ``max_chunk_size``) tokens on its own; and the sizer's token index of the
             section (``None`` when it has no pieces).
         """
         sents = sentence_spans(text, start, end)
         if not sents:
             return [], None
-        enc = self.sizer.tiktoken_encoding
-        tk = TokenIndex(enc, text, sents[0][0], sents[-1][1])
+        sizer = self._sizer
+        tk = sizer.index(text, sents[0][0], sents[-1][1])
         budget = self.piece_budget
         out: List[Piece] = []
         for s, e in sents:
@@ -230,7 +232,7 @@ class ClusterSemanticChunker(UsesEmbedder, Chunker):
             lines = line_starts(text, s, e)
 
             def windows(x: int, y: int) -> List[Piece]:  # a line still too long: token windows
-                return [(p, q) for p, q, _ in token_windows(enc, text, x, y, budget, 0, tk)]
+                return [(p, q) for p, q, _ in sizer.windows(text, x, y, budget, 0, tk)]
 
             for a, b, _ in split_levels(text, lines, [1] * (len(lines) - 1), budget,
                                         lambda x, y: tk.count(text, x, y), windows):
@@ -238,7 +240,7 @@ class ClusterSemanticChunker(UsesEmbedder, Chunker):
         return out, tk
 
     # -- partition --------------------------------------------------------------------
-    def _spans(self, text: str, pieces: List[Piece], tk: TokenIndex, vecs: np.ndarray, mu: float
+    def _spans(self, text: str, pieces: List[Piece], tk: Any, vecs: np.ndarray, mu: float
                ) -> List[Tuple[int, int, int, bool]]:
         """``(start, end, token_count, below_min)`` of the best partition of one section."""
         n = len(pieces)

@@ -6,12 +6,11 @@ from typing import List
 
 import numpy as np
 
-from beam_chunking.sizing import TiktokenSizer, tiktoken_sizer
+from beam_chunking.sizing import Sizer
 from beam_chunking.strategies.base import SectionChunker, Span, require_overlap, require_positive
-from beam_chunking.strategies.token import MIN_WINDOW_TOKENS
+from beam_chunking.strategies.token import MIN_WINDOW_TOKENS, token_sizer
 from beam_chunking.text.packing import greedy_end
 from beam_chunking.text.sentences import sentence_spans
-from beam_chunking.text.tokens import TokenIndex, encode_span, token_windows
 
 
 @dataclass(frozen=True)
@@ -24,12 +23,16 @@ class SentenceChunker(SectionChunker):
     sentences whose tokens add up to at most ``overlap`` (none when the last sentence
     alone is larger). A sentence longer than ``max_chunk_size`` is cut into token windows.
 
-    ``max_chunk_size`` is a hard ceiling counted on each chunk's own text, overlap included.
+    ``max_chunk_size`` is a hard ceiling counted on each chunk's own text, overlap included
+    (and, with an embedding model's tokenizer, the special tokens the model adds).
 
     Args:
-        max_chunk_size: Tokens per chunk, overlap included; at least 4. Default 512.
+        max_chunk_size: Tokens per chunk, overlap and special tokens included; at least 4
+            plus the tokenizer's special tokens. Default 512.
         overlap: Tokens of trailing sentences repeated, at most. Default 64.
-        tokenizer: A tiktoken encoding or model name. Default ``"cl100k_base"``.
+        tokenizer: A tiktoken encoding or model name (``"cl100k_base"``, bundled);
+            ``"embedder"``: the job's embedding model's own tokenizer (``embed:``); or
+            ``"hf:PATH"`` to a ``tokenizer.json``. Default ``"cl100k_base"``.
         min_chunk_size: Smallest chunk kept alone, in tokens: a shorter one (a section's
             tail, a heading line) joins a neighbour, or is rebalanced with it, when the
             result fits ``max_chunk_size``; else it is kept with ``undersized=True``. At
@@ -53,10 +56,10 @@ class SentenceChunker(SectionChunker):
         require_overlap("SentenceChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
         require_positive("SentenceChunker", "min_chunk_size", self.min_chunk_size, minimum=0)
         # Resolve (and load, offline) now; chunking then looks the encoding up by name.
-        object.__setattr__(self, "_sizer", tiktoken_sizer(self.tokenizer))
+        object.__setattr__(self, "_sizer", token_sizer("SentenceChunker", self.tokenizer, self.max_chunk_size))
 
     @property
-    def sizer(self) -> TiktokenSizer:
+    def sizer(self) -> Sizer:
         """The tokenizer this strategy counts with (resolved once, at construction)."""
         return self._sizer
 
@@ -71,15 +74,17 @@ class SentenceChunker(SectionChunker):
         one sentence start to the next), then each chunk's own count is computed exactly
         (see ``TokenIndex.count``) and a sentence is given back while it is over budget.
         """
-        enc = self.sizer.tiktoken_encoding
+        sizer = self._sizer
         budget, overlap = self.max_chunk_size, self.overlap
         sents = sentence_spans(text, start, end)
         if not sents:
             return []
-        ids = encode_span(enc, text, sents[0][0], sents[-1][1])
-        if len(ids) <= budget:  # the whole section is one chunk: its count is its encoding's length
-            return [(sents[0][0], sents[-1][1], len(ids))]
-        tk = TokenIndex(enc, text, sents[0][0], sents[-1][1], ids=ids)
+        ids = sizer.encode_span(text, sents[0][0], sents[-1][1])
+        if len(ids) + sizer.specials <= budget:  # the whole section is one chunk: its encoding's length
+            return [(sents[0][0], sents[-1][1], len(ids) + sizer.specials)]
+        tk = sizer.index(text, sents[0][0], sents[-1][1], ids)
+        # Slice counts leave out the special tokens every chunk's own count includes.
+        room = budget - sizer.specials
         firsts = np.searchsorted(tk.coff, [s for s, _ in sents], side="left").tolist()
         firsts.append(tk.n)
         counts = [b - a for a, b in zip(firsts, firsts[1:])]
@@ -89,12 +94,12 @@ class SentenceChunker(SectionChunker):
         while i < n:
             a, carried = i, 0
             if prev_a >= 0 and overlap:
-                while a - 1 > prev_a and carried + counts[a - 1] <= overlap:
+                while a - 1 > prev_a and carried + counts[a - 1] <= min(overlap, room - 1):
                     a -= 1
                     carried += counts[a]
             # New sentences while the slice counts (overlap included) fit: tokens of [i, b)
             # are firsts[b] - firsts[i].
-            b = greedy_end(i + 1, n, lambda end: carried + firsts[end] - firsts[i] <= budget)
+            b = greedy_end(i + 1, n, lambda end: carried + firsts[end] - firsts[i] <= room)
             own = tk.count(text, sents[a][0], sents[b - 1][1])
             while own > budget and (b - 1 > i or a < i):
                 # Give back the last new sentence first, then the overlap.
@@ -104,7 +109,7 @@ class SentenceChunker(SectionChunker):
                     a += 1
                 own = tk.count(text, sents[a][0], sents[b - 1][1])
             if own > budget:  # one sentence longer than the budget: cut it by tokens
-                out.extend(token_windows(enc, text, sents[i][0], sents[i][1], budget, overlap, tk))
+                out.extend(sizer.windows(text, sents[i][0], sents[i][1], budget, overlap, tk))
                 prev_a, i = -1, i + 1
                 continue
             out.append((sents[a][0], sents[b - 1][1], own))

@@ -4,17 +4,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from beam_chunking.sizing import tiktoken_sizer
 from beam_chunking.strategies._tables import split_table, table_blocks
 from beam_chunking.strategies.base import (UNDERSIZED, Chunker, join_soft_sections, make_chunk, require_positive,
                                            section_metadata)
-from beam_chunking.strategies.token import MIN_WINDOW_TOKENS
+from beam_chunking.strategies.token import MIN_WINDOW_TOKENS, token_sizer
 from beam_chunking.text.fragments import effective_minimum, merge_undersized
 from beam_chunking.text.headings import ends_sentence, looks_like_heading_line, scan_markdown
 from beam_chunking.text.packing import balanced_groups, split_levels
 from beam_chunking.text.sentences import sentence_spans
 from beam_chunking.text.spans import line_starts
-from beam_chunking.text.tokens import TokenIndex, token_windows
 from beam_chunking.types import Chunk, ParsedDocument, Section
 
 # Line-start scores, strongest first (see beam_chunking.text.packing.split_levels).
@@ -155,9 +153,12 @@ class StructuralChunker(Chunker):
     one, ``language``; table chunks carry ``chunk_kind="table"``. No overlap.
 
     Args:
-        max_chunk_size: Hard ceiling per chunk in tokens, counted on the chunk's own text; at
-            least 4. Default 512.
-        tokenizer: A tiktoken encoding or model name. Default ``"cl100k_base"``.
+        max_chunk_size: Hard ceiling per chunk in tokens, counted on the chunk's own text
+            (with an embedding model's tokenizer, the special tokens it adds included); at
+            least 4 plus those special tokens. Default 512.
+        tokenizer: A tiktoken encoding or model name (``"cl100k_base"``, bundled);
+            ``"embedder"``: the job's embedding model's own tokenizer (``embed:``); or
+            ``"hf:PATH"`` to a ``tokenizer.json``. Default ``"cl100k_base"``.
         min_chunk_size: Smallest chunk kept alone, in tokens; at most a quarter of
             ``max_chunk_size`` applies; 0 turns it off. Default 32.
     """
@@ -171,7 +172,7 @@ class StructuralChunker(Chunker):
     def __post_init__(self) -> None:
         require_positive("StructuralChunker", "max_chunk_size", self.max_chunk_size, minimum=MIN_WINDOW_TOKENS)
         require_positive("StructuralChunker", "min_chunk_size", self.min_chunk_size, minimum=0)
-        object.__setattr__(self, "_sizer", tiktoken_sizer(self.tokenizer))
+        object.__setattr__(self, "_sizer", token_sizer("StructuralChunker", self.tokenizer, self.max_chunk_size))
 
     def chunk_markdown(self, text: str) -> List[Chunk]:
         """Chunk bare Markdown text (``# `` lines are headings) as one section."""
@@ -185,18 +186,17 @@ class StructuralChunker(Chunker):
         ``# `` lines are headings. Default ``True``."""
         if not text[start:end].strip():
             return []
-        enc = self._sizer.tiktoken_encoding
+        sizer = self._sizer
         budget = self.max_chunk_size
-        tk = TokenIndex(enc, text, start, end)
+        tk = sizer.index(text, start, end)
 
         def measure(s: int, e: int) -> int:
             return tk.count(text, s, e)
 
-        def measure_text(t: str) -> int:
-            return len(enc.encode_ordinary(t))
+        measure_text = sizer.count
 
         def windows(s: int, e: int) -> List[Tuple[int, int]]:
-            return [(a, b) for a, b, _ in token_windows(enc, text, s, e, budget, 0, tk)]
+            return [(a, b) for a, b, _ in sizer.windows(text, s, e, budget, 0, tk)]
 
         def fallback(s: int, e: int) -> List[Tuple[int, int]]:
             # One line over the budget (a long paragraph written on one line) is cut between

@@ -11,6 +11,7 @@ import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
+from beam_chunking.config import uses_embedder_tokenizer
 from beam_chunking.errors import ConfigError
 from beam_chunking.sizing import TiktokenSizer, get_sizer
 from beam_chunking.strategies.base import Chunker, document_outcome
@@ -205,6 +206,11 @@ class ChunkDocuments(beam.PTransform):
         super().__init__()
         if not isinstance(strategy, Chunker):
             raise ConfigError(f"ChunkDocuments needs a strategy, got {type(strategy).__name__}")
+        if uses_embedder_tokenizer(strategy):
+            # Only a job knows its embedding model: fail here, not on every document.
+            raise ConfigError("tokenizer: embedder counts in the job's embedding model's tokens; ChunkDocuments "
+                              "has no embedding model: build the strategy through JobConfig(embed=...) or "
+                              "ChunkFiles, or give tokenizer: hf:PATH/tokenizer.json", field="tokenizer")
         if token_counter:
             get_sizer(token_counter)  # fail at construction, not on a worker
         self.strategy = strategy

@@ -7,7 +7,7 @@ from typing import Any, Optional, Sequence, Union
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
-from beam_chunking.config import JobConfig
+from beam_chunking.config import JobConfig, token_count_units
 from beam_chunking.errors import ConfigError
 from beam_chunking.ids import normalize_uri
 from beam_chunking.strategies.base import Chunker
@@ -23,6 +23,10 @@ from beam_chunking.transforms.lease import takes_lease
 from beam_chunking.transforms.parse import ParseDocuments
 from beam_chunking.transforms.read import ReadDocuments
 from beam_chunking.transforms.write import SCHEMAS, WriteChunkTable
+
+#: The manifest key saying what each strategy's ``token_count`` counts (``{"structural":
+#: "hf:all-MiniLM-L6-v2-onnx-int8/tokenizer.json tokens (2 special included)"}``).
+TOKEN_COUNT_FIELD = "token_count"
 
 
 def _glob_regex(pattern: str) -> "re.Pattern[str]":
@@ -106,7 +110,9 @@ class ChunkFiles(beam.PTransform):
         # An incremental run replaces the output it compares with: overwrite is implied.
         self.write = WriteChunkTable(config.output, overwrite=config.overwrite or config.incremental,
                                      compression=config.compression, num_shards=config.num_shards,
-                                     manifest_fields={OPTIONS_FINGERPRINT: self.options_fingerprint})
+                                     manifest_fields={OPTIONS_FINGERPRINT: self.options_fingerprint,
+                                                      # what token_count counts, per strategy
+                                                      TOKEN_COUNT_FIELD: token_count_units(config)})
 
     def expand(self, pbegin):
         check_deletions(self.config)  # before any work, the lease included
