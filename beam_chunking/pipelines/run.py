@@ -14,7 +14,8 @@ from apache_beam.options.pipeline_options import (DirectOptions, GoogleCloudOpti
                                                   StandardOptions, WorkerOptions)
 
 from beam_chunking.errors import ConfigError, MissingExtra
-from beam_chunking.pipelines.options import ChunkingOptions, llm_flag_values, strategy_flag_values
+from beam_chunking.embeddings.hosted import with_options
+from beam_chunking.pipelines.options import ChunkingOptions, embed_flag_values, llm_flag_values, strategy_flag_values
 from beam_chunking.pipelines.spec import content_type_items, option_items, option_value, parse_spec, read_spec_file
 from beam_chunking.config import JobConfig, llm_configs
 from beam_chunking.transforms import ChunkFiles
@@ -156,6 +157,11 @@ def spec_from_options(opts: ChunkingOptions) -> JobConfig:
     if llm:
         base = data.get("llm") or {}
         data["llm"] = {**(base if isinstance(base, dict) else {}), **llm}
+    if opts.embed is not None:
+        data["embed"] = None if opts.embed.strip().lower() == "none" else opts.embed
+    embed = {k: option_value(v) for k, v in embed_flag_values(opts).items()}
+    if embed:
+        data["embed"] = with_options(data.get("embed"), embed)
     flags: Dict[str, Any] = {k: option_value(v) for k, v in strategy_flag_values(opts).items()}
     flags.update(option_items(opts.strategy_option or [], "--strategy-option"))
     if opts.strategy or flags:
