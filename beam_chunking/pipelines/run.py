@@ -263,9 +263,11 @@ def check_paths(spec: JobConfig) -> None:
 
     Raises:
         ConfigError: naming the pattern or the path, with what to do instead.
-        MissingExtra: a ``gs://`` input, output or answer cache without the ``gcp`` extra.
+        MissingExtra: a ``gs://`` input, output, answer cache or vector cache without the
+            ``gcp`` extra.
     """
     caches = [llm.cache for llm in llm_configs(spec.strategy) if isinstance(llm.cache, str)]
+    caches += [c for c in [getattr(spec.embed, "cache_location", None)] if isinstance(c, str)]  # a hosted model's
     for path in (*spec.input, spec.output, *caches):
         require_filesystem(path)
     for pattern in spec.input:
