@@ -58,7 +58,8 @@ LLM_COLUMNS = ("llm_calls", "llm_cached_calls", "llm_failed_calls", "llm_prompt_
 #: stage used a local model or none): chunk texts embedded, of which answered from the
 #: vector cache (or by an identical text in the same call), HTTP requests sent for them (a
 #: request shared by several documents counts for the first), and the input tokens the
-#: server reported (a shared request's tokens split by the texts' sizes, so they add up).
+#: server reported (a shared request's tokens split by the texts' UTF-8 sizes, so they add
+#: up).
 EMBED_COLUMNS = ("embed_texts", "embed_cached_texts", "embed_requests", "embed_tokens")
 
 #: Every per-document counter a stage may report (:data:`LLM_COLUMNS`, :data:`EMBED_COLUMNS`).

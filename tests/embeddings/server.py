@@ -43,6 +43,7 @@ class EmbeddingServer:
 
     Attributes:
         requests: Every request body received, in order (429s of the rate limit included).
+        headers: Every request's HTTP headers (names in lower case), in order.
         started: ``time.monotonic()`` of each request's arrival.
         dimension: Vector size when a request asks for none. Default 8.
         failures: HTTP statuses to answer the next requests with, consumed one per request.
@@ -56,6 +57,7 @@ class EmbeddingServer:
 
     def __init__(self, dimension: int = 8, latency: float = 0.0, rpm: Optional[float] = None, burst: float = 5):
         self.requests: List[Dict[str, Any]] = []
+        self.headers: List[Dict[str, str]] = []
         self.started: List[float] = []
         self.dimension = dimension
         self.failures: List[int] = []
@@ -98,10 +100,11 @@ class EmbeddingServer:
         self.limited += 1
         return False
 
-    def answer(self, body: Dict[str, Any]) -> tuple:
+    def answer(self, body: Dict[str, Any], headers: Optional[Dict[str, str]] = None) -> tuple:
         """``(status, payload)`` for one request body."""
         with self._lock:
             self.requests.append(body)
+            self.headers.append({k.lower(): v for k, v in (headers or {}).items()})
             self.started.append(time.monotonic())
             status = self.failures.pop(0) if self.failures else 200
             if status == 200 and not self._admit():
@@ -142,7 +145,7 @@ class EmbeddingServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                status, payload = server.answer(body)
+                status, payload = server.answer(body, dict(self.headers))
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -57,18 +57,20 @@ def test_gives_up_after_max_retries_and_a_timeout_is_retried(embedding_server, t
 
 
 def test_batches_by_count_and_by_tokens(embedding_server, tmp_path):
-    texts = [f"text number {k}" for k in range(10)]  # 4 cl100k tokens each
-    e = hosted(embedding_server, tmp_path, max_batch_size=4, cache=None)
-    e.embed(texts)
+    texts = [f"text number {k}" for k in range(10)]  # 4 cl100k tokens (13 bytes) each
+    one_at_a_time = dict(max_concurrency=1, cache=None)  # requests arrive in the order they were packed
+    hosted(embedding_server, tmp_path, max_batch_size=4, **one_at_a_time).embed(texts)
     assert [len(r["input"]) for r in embedding_server.requests] == [4, 4, 2]
     embedding_server.requests.clear()
-    hosted(embedding_server, tmp_path, max_batch_tokens=8, cache=None).embed(texts)
-    assert [len(r["input"]) for r in embedding_server.requests] == [2] * 5
+    hosted(embedding_server, tmp_path, max_batch_tokens=8, **one_at_a_time).embed(texts)
+    assert [len(r["input"]) for r in embedding_server.requests] == [2] * 5  # counted: the bytes would give 1
+    embedding_server.requests.clear()
+    hosted(embedding_server, tmp_path, max_batch_tokens=26, **one_at_a_time).embed(texts)
+    assert [len(r["input"]) for r in embedding_server.requests] == [6, 4]  # 24 tokens fit, by count
     embedding_server.requests.clear()
     long = "word " * 50  # over the token budget alone: sent alone, never split or dropped
-    hosted(embedding_server, tmp_path, max_batch_tokens=7, cache=None).embed(["a b", long, "c d"])
+    hosted(embedding_server, tmp_path, max_batch_tokens=7, **one_at_a_time).embed(["a b", long, "c d"])
     assert [r["input"] for r in embedding_server.requests] == [["a b"], [long], ["c d"]]
-    assert embedding_server.texts == ["a b", long, "c d"]
 
 
 def test_duplicates_and_empty_texts_cost_no_request(embedding_server, tmp_path):
@@ -160,6 +162,7 @@ def test_the_key_comes_from_the_environment(embedding_server, tmp_path, monkeypa
     monkeypatch.setenv("MY_EMBED_KEY", "sk-test")
     hosted(embedding_server, tmp_path, api_key_env="MY_EMBED_KEY", cache=None).embed(["x"])
     assert embedding_server.requests[0]["model"] == "test-embed"
+    assert embedding_server.headers[0]["authorization"] == "Bearer sk-test"
 
 
 def test_spellings_validation_identity_and_pickling():
