@@ -57,8 +57,10 @@ class JobConfig:
             (default: images and PDF pages without a text layer, when the ``ocr`` extra is
             installed; without it an image fails naming the extra and a PDF's textless pages
             are counted), ``"always"`` (every PDF page, text layer or not) or ``"never"``.
-        embed: Embedding model for the ``embedding`` column (``"minilm"`` or an embedder);
-            default ``None``, no embedding stage.
+        embed: Embedding model for the ``embedding`` column (``"minilm"``,
+            ``"openai:MODEL"`` or an embedder such as a
+            :class:`~beam_chunking.embeddings.HostedEmbedder`); default ``None``, no
+            embedding stage.
         max_failures: Failed documents a run may have and still exit 0: a count (``"3"``) or
             a percentage (``"5%"``). Default ``"0"``.
         llm: The chat model of strategies that call one (``proposition``, ``resume``) and have
