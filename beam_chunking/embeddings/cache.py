@@ -15,6 +15,9 @@ Vectors are stored as little-endian ``float32``; an entry that cannot be read is
 from __future__ import annotations
 
 import base64
+import functools
+import hashlib
+import json
 import os
 import sqlite3
 import threading
@@ -22,7 +25,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from beam_chunking.llm.cache import ResponseCache, cache_key
+from beam_chunking.llm.cache import ResponseCache
 
 #: Keys per lookup query (SQLite allows 32766 parameters; smaller queries stay fast).
 LOOKUP_BATCH = 500
@@ -31,8 +34,17 @@ BUSY_SECONDS = 60.0
 
 
 def vector_key(model: str, dimensions: Optional[int], text: str) -> str:
-    """Hex SHA-256 naming the vector of ``text`` under a model and a requested size."""
-    return cache_key(model, f"embeddings/dimensions={dimensions or 'model'}", text)
+    """Hex SHA-256 naming the vector of ``text`` under a model and a requested size.
+
+    The model and size are JSON (one line, so the newline after them ends them); the text
+    follows as it is: escaping a chunk into JSON cost more than the lookup itself.
+    """
+    return hashlib.sha256((_head(model, dimensions) + text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@functools.lru_cache(maxsize=64)  # a job has one or two (model, size) pairs; bounded all the same
+def _head(model: str, dimensions: Optional[int]) -> str:
+    return json.dumps(["embeddings", model, dimensions or "model"]) + "\n"
 
 
 class VectorCache:
