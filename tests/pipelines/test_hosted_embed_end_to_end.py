@@ -108,3 +108,24 @@ def test_two_local_processes(corpus, tmp_path, embedding_server):
                "--direct_running_mode", "multi_processing") == EXIT_OK
     assert all(c["embedding"] is not None for c in rows(out, "chunks"))
     assert [d[0] for d in counters(out)] == [d["chunk_count"] for d in rows(out, "documents")]
+
+
+def test_the_beam_yaml_transform_takes_the_mapping(embedding_server):
+    import apache_beam as beam
+    from apache_beam.testing.util import assert_that
+
+    from beam_chunking.pipelines.yaml_provider import ChunkText
+
+    text = "One sentence here. Another sentence there. " * 5
+    embed = {"provider": "openai", "model": "m", "base_url": embedding_server.base_url, "dimensions": 6,
+             "cache": "none"}
+
+    def check(rows):
+        assert len(rows) > 1 and all(len(r.embedding) == 6 for r in rows)
+        assert all(r.metadata["embedding_model"].str == "openai:m:6" for r in rows)
+
+    with beam.Pipeline(runner="FnApiRunner") as p:
+        rows = p | beam.Create([beam.Row(id="a", body=text)])
+        assert_that(rows | ChunkText(id_field="id", text_field="body", embed=embed,
+                                     strategy={"name": "sentence", "max_chunk_size": 8, "overlap": 0}), check)
+    assert embedding_server.calls >= 1
