@@ -11,8 +11,9 @@ rates hold for the whole process. What :meth:`EmbeddingClient.embed` does with a
    does not settle it, see :meth:`EmbeddingClient._batches`). Each request goes out as soon
    as it is packed, so packing overlaps the network.
 3. A request waits for a slot (at most ``max_concurrency`` in flight), then for
-   ``requests_per_minute`` and ``tokens_per_minute``, and is sent with the official
-   ``openai`` client (its own retries off), retried with the chat client's policy
+   ``requests_per_minute`` and ``tokens_per_minute``, and is sent through the official
+   ``openai`` client's HTTP layer (its own retries off; the answer read as plain JSON, see
+   :meth:`EmbeddingClient._post`), retried with the chat client's policy
    (:func:`~beam_chunking.llm.client.retry_policy`: 429, 5xx, timeouts and connection errors,
    with backoff and jitter; never another 4xx).
 4. Its vectors are checked (count, dimension) and normalised, and stored in the cache by
