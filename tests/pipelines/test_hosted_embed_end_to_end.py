@@ -4,27 +4,13 @@ The real ``openai`` client and the real pipeline run against the stub; what is a
 read back from the committed tables and the printed summary.
 """
 import numpy as np
-import pytest
 
 from beam_chunking.embeddings.hosted_client import PROBE_TEXT
 from beam_chunking.pipelines.cli import EXIT_OK, EXIT_TOO_MANY_FAILURES, EXIT_USAGE, main
 from beam_chunking.schema import EMBED_COLUMNS
 from beam_chunking.transforms.manifest import read_table
 from tests.embeddings.server import unit_vector_of
-
-PROSE = {
-    "curie.md": "# Curie\n\nMarie Curie was born in Warsaw. She won two Nobel prizes.\n",
-    "lovelace.txt": "Ada Lovelace wrote the first program. She worked with Charles Babbage.\n",
-}
-
-
-@pytest.fixture
-def corpus(tmp_path):
-    src = tmp_path / "src"
-    src.mkdir()
-    for name, text in PROSE.items():
-        (src / name).write_text(text)
-    return src
+from tests.pipelines.test_llm_end_to_end import corpus  # noqa: F401 - the same two files, a fixture
 
 
 def run(corpus, out, server, cache, *extra):
