@@ -66,9 +66,11 @@ class JobConfig:
             (default: images and PDF pages without a text layer, when the ``ocr`` extra is
             installed; without it an image fails naming the extra and a PDF's textless pages
             are counted), ``"always"`` (every PDF page, text layer or not) or ``"never"``.
-        embed: Embedding model for the ``embedding`` column (``"minilm"`` or an embedder);
-            default ``None``, no embedding stage. Strategies with ``tokenizer="embedder"``
-            count in its tokenizer (:func:`with_embedder_tokenizer`).
+        embed: Embedding model for the ``embedding`` column (``"minilm"``,
+            ``"openai:MODEL"`` or an embedder such as a
+            :class:`~beam_chunking.embeddings.HostedEmbedder`); default ``None``, no
+            embedding stage. Strategies with ``tokenizer="embedder"`` count in its tokenizer
+            (:func:`with_embedder_tokenizer`).
         embed_context: A template of what is embedded for each chunk, such as
             ``"{title}\n{section_path}\n\n{text}"`` (fields: see
             :mod:`beam_chunking.embeddings.context`); the ``text`` column stays exact. In the

@@ -104,6 +104,11 @@ class LLMError(ChunkingError):
     """A chat-model request failed after its retries, or was refused (a 4xx other than 429)."""
 
 
+class EmbeddingError(ChunkingError):
+    """A hosted embedding request failed after its retries, was refused (a 4xx other than
+    429), or was answered with vectors that do not fit (a wrong count or dimension)."""
+
+
 def _rebuild(cls: type, args: tuple, state: dict) -> ChunkingError:
     """The error of class ``cls`` with ``args`` (its message) and attributes ``state``."""
     error = cls.__new__(cls, *args)

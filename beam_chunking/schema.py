@@ -54,6 +54,17 @@ assert tuple(RESERVED_TYPES) == RESERVED_KEYS
 LLM_COLUMNS = ("llm_calls", "llm_cached_calls", "llm_failed_calls", "llm_prompt_tokens", "llm_completion_tokens",
                "llm_fallbacks")
 
+#: Documents-table counters of a hosted embedding model (int64, null when the embedding
+#: stage used a local model or none): chunk texts embedded, of which answered from the
+#: vector cache (or by an identical text in the same call), HTTP requests sent for them (a
+#: request shared by several documents counts for the first), and the input tokens the
+#: server reported (a shared request's tokens split by the texts' UTF-8 sizes, so they add
+#: up).
+EMBED_COLUMNS = ("embed_texts", "embed_cached_texts", "embed_requests", "embed_tokens")
+
+#: Every per-document counter a stage may report (:data:`LLM_COLUMNS`, :data:`EMBED_COLUMNS`).
+COUNTER_COLUMNS = LLM_COLUMNS + EMBED_COLUMNS
+
 CHUNKS_SCHEMA = pa.schema(
     [
         pa.field("chunk_id", pa.string(), nullable=False),
@@ -94,7 +105,7 @@ DOCUMENTS_SCHEMA = pa.schema(
         pa.field("decode_replacements", pa.int64()),
         pa.field("dropped", pa.list_(pa.string())),
         pa.field("dropped_characters", pa.int64()),
-        *[pa.field(name, pa.int64()) for name in LLM_COLUMNS],
+        *[pa.field(name, pa.int64()) for name in COUNTER_COLUMNS],
     ]
 )
 
@@ -312,14 +323,15 @@ def document_row(
     codec the text was decoded with (``utf-8``, ``cp1252``, ``gb18030`` ...) and
     ``encoding_confidence`` how sure its detection was, in [0, 1] (1.0 for UTF-8); both
     ``None`` where no parser decoded the file as text. ``counts`` are the
-    :data:`LLM_COLUMNS` of a strategy that called a chat model.
+    :data:`LLM_COLUMNS` of a strategy that called a chat model and the :data:`EMBED_COLUMNS`
+    of a hosted embedding model.
 
     Raises:
         ChunkingError: a counter that is not a documents-table column.
     """
-    unknown = sorted(set(counts) - set(LLM_COLUMNS))
+    unknown = sorted(set(counts) - set(COUNTER_COLUMNS))
     if unknown:
-        raise ChunkingError(f"{unknown[0]!r} is not a documents-table counter (counters: {', '.join(LLM_COLUMNS)})")
+        raise ChunkingError(f"{unknown[0]!r} is not a documents-table counter (counters: {', '.join(COUNTER_COLUMNS)})")
     return {
         "document_id": document_id,
         "uri": uri,
@@ -339,7 +351,7 @@ def document_row(
         "decode_replacements": decode_replacements,
         "dropped": dropped,
         "dropped_characters": dropped_characters,
-        **{name: counts.get(name) for name in LLM_COLUMNS},
+        **{name: counts.get(name) for name in COUNTER_COLUMNS},
     }
 
 

@@ -19,3 +19,13 @@ def chat_server():
     server = ChatServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def embedding_server():
+    """A local OpenAI-compatible embeddings server on 127.0.0.1 (see tests/embeddings/server.py)."""
+    from tests.embeddings.server import EmbeddingServer
+
+    server = EmbeddingServer().start()
+    yield server
+    server.stop()

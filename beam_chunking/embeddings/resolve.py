@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from beam_chunking.embeddings.hosted import PROVIDERS, HostedEmbedder
 from beam_chunking.errors import ConfigError
 
 #: The name of the packaged default model.
@@ -27,8 +28,10 @@ def resolve_embedder(value: Any, owner: str) -> Any:
 
     Args:
         value: ``None`` or ``"minilm"`` (the packaged default, from the ``minilm`` extra),
-            a mapping of :class:`~beam_chunking.embeddings.onnx.OnnxEmbedder` options, or
-            an object with ``embed(texts)`` or ``embed_tokens(text)``, returned as it is.
+            a mapping of :class:`~beam_chunking.embeddings.onnx.OnnxEmbedder` options,
+            ``"openai:MODEL"`` or a mapping with ``provider: openai`` (a
+            :class:`~beam_chunking.embeddings.hosted.HostedEmbedder`), or an object with
+            ``embed(texts)`` or ``embed_tokens(text)``, returned as it is.
         owner: Who asks (``"SemanticChunker"``, ``"embed"`` ...); named in the error.
 
     Raises:
@@ -39,11 +42,14 @@ def resolve_embedder(value: Any, owner: str) -> Any:
         from beam_chunking.embeddings.minilm import minilm
 
         return minilm()
+    if (isinstance(value, str) and value.partition(":")[0] in PROVIDERS) or (isinstance(value, dict)
+                                                                             and "provider" in value):
+        return HostedEmbedder.of(value)
     if isinstance(value, dict):
         from beam_chunking.embeddings.onnx import OnnxEmbedder
 
         return OnnxEmbedder(**value)
     if hasattr(value, "embed") or hasattr(value, "embed_tokens"):
         return value
-    raise ConfigError(f"{owner}.embedder must be 'minilm', a mapping of OnnxEmbedder options or an embedder, "
-                      f"got {value!r}", field="embedder")
+    raise ConfigError(f"{owner}.embedder must be 'minilm', 'openai:MODEL', a mapping of OnnxEmbedder options or "
+                      f"of hosted-model options (provider: openai), or an embedder, got {value!r}", field="embedder")

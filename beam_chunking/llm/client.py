@@ -50,10 +50,13 @@ class Reply:
 
 
 class RateLimiter:
-    """Spaces request starts at least ``60 / per_minute`` seconds apart (shared by threads).
+    """Spaces request starts so that at most ``per_minute`` units start per minute (shared by
+    threads): a start costing ``cost`` units holds the next one back ``cost * 60 / per_minute``
+    seconds. Requests cost 1 unit each; a tokens-per-minute limiter charges each request its
+    tokens.
 
     Args:
-        per_minute: Starts per minute; ``None`` for no limit.
+        per_minute: Units per minute; ``None`` for no limit.
     """
 
     def __init__(self, per_minute: Optional[float]):
@@ -61,20 +64,21 @@ class RateLimiter:
         self._next = 0.0
         self._lock = threading.Lock()
 
-    def wait(self) -> None:
-        """Block until this caller may start a request."""
+    def wait(self, cost: float = 1.0) -> None:
+        """Block until this caller may start a request costing ``cost`` units (default 1)."""
         if not self.interval:
             return
         with self._lock:
             now = time.monotonic()
             start = max(now, self._next)
-            self._next = start + self.interval
+            self._next = start + self.interval * cost
         if start > now:
             time.sleep(start - now)
 
 
-def _retryable(openai):
-    """429, 408, 5xx, timeouts and connection errors are worth another try; other errors not."""
+def retryable(openai):
+    """A predicate for tenacity: 429, 408, 5xx, timeouts and connection errors of the
+    ``openai`` module's client are worth another try; other errors not."""
     def check(exc: BaseException) -> bool:
         if isinstance(exc, openai.APIConnectionError):  # timeouts included
             return True
@@ -153,19 +157,15 @@ class ChatClient:
     def _send(self, system: str, text: str) -> Reply:
         openai, tenacity = self._openai, self._tenacity
         cfg = self.config
-        retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(cfg.max_retries + 1),
-            wait=tenacity.wait_exponential_jitter(initial=cfg.retry_initial_delay, max=cfg.retry_max_delay,
-                                                  jitter=cfg.retry_initial_delay),
-            retry=tenacity.retry_if_exception(_retryable(openai)), reraise=True)
+        retrying = retry_policy(tenacity, openai, cfg.max_retries, cfg.retry_initial_delay, cfg.retry_max_delay)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": text}]
         try:
             response = retrying(self._request, messages)
         except openai.APIStatusError as exc:
-            raise LLMError(f"the model server answered HTTP {exc.status_code}: {_short(exc)}") from None
+            raise LLMError(f"the model server answered HTTP {exc.status_code}: {short_message(exc)}") from None
         except openai.APIError as exc:  # timeouts and connection errors after the retries
             raise LLMError(f"the model server could not be reached after {cfg.max_retries} retries: "
-                           f"{type(exc).__name__}: {_short(exc)}") from None
+                           f"{type(exc).__name__}: {short_message(exc)}") from None
         choices = getattr(response, "choices", None) or []
         content = choices[0].message.content if choices and choices[0].message else None
         if not isinstance(content, str):
@@ -192,7 +192,18 @@ class ChatClient:
                 return self._client.chat.completions.create(**kwargs)
 
 
-def _short(exc: BaseException) -> str:
+def retry_policy(tenacity, openai, max_retries: int, initial_delay: float, max_delay: float):
+    """A ``tenacity.Retrying`` for one request: up to ``max_retries`` retries of
+    :func:`retryable` errors, exponential backoff from ``initial_delay`` seconds capped at
+    ``max_delay``, plus up to ``initial_delay`` of random jitter; the last error is re-raised."""
+    return tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(max_retries + 1),
+        wait=tenacity.wait_exponential_jitter(initial=initial_delay, max=max_delay, jitter=initial_delay),
+        retry=tenacity.retry_if_exception(retryable(openai)), reraise=True)
+
+
+def short_message(exc: BaseException) -> str:
+    """An error's message on one line, at most 300 characters."""
     text = " ".join(str(getattr(exc, "message", None) or exc).split())
     return text[:300]
 

@@ -12,10 +12,11 @@ from beam_chunking.errors import ConfigError
 DEFAULT_CACHE = "default"
 
 
-def default_cache_folder() -> str:
-    """The folder :data:`DEFAULT_CACHE` stands for on this machine."""
+def default_cache_folder(kind: str = "llm") -> str:
+    """The folder :data:`DEFAULT_CACHE` stands for on this machine, for ``kind`` of answers:
+    ``"llm"`` (chat answers, the default) or ``"embeddings"`` (vectors)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "beam-chunking", "llm")
+    return os.path.join(base, "beam-chunking", kind)
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,10 @@ job options:
   --llm-OPTION VALUE        the chat model of proposition and resume: --llm-model NAME,
                             --llm-base-url URL (OpenAI-compatible; key from $OPENAI_API_KEY),
                             --llm-cache DIR|gs://...|none, --llm-max-concurrency N ...
+  --embed MODEL             fill the embedding column: minilm (local) or openai:MODEL (any server
+                            speaking the OpenAI-compatible /v1/embeddings protocol)
+  --embed-OPTION VALUE      the hosted embedding model: --embed-base-url URL, --embed-dimensions N,
+                            --embed-cache DIR|gs://...|none, --embed-max-concurrency N ...
   --compression CODEC       zstd (default), snappy, gzip or none
   --num-shards N            exactly N files per table (a shuffle); 0 (default): one per bundle
   --max-failures N|P%       failed documents allowed before exit code 3 (default 0)
@@ -65,6 +69,7 @@ examples:
   beam-chunking run --config spec.yaml --max-failures 1%
   beam-chunking run --input 'docs/*' --output out --strategy proposition --llm-base-url http://127.0.0.1:8000/v1
   beam-chunking run --input 'docs/**' --output out --incremental
+  beam-chunking run --input 'docs/**' --output out --embed openai:text-embedding-3-small --embed-dimensions 512
 
 exit codes: 0 ok; 1 the job failed; 2 usage or configuration error; 3 more failed documents
 than --max-failures (tables still written); 130 interrupted

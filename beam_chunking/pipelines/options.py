@@ -7,6 +7,7 @@ from typing import Dict, List, Tuple
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from beam_chunking.embeddings.hosted import HostedEmbedder
 from beam_chunking.llm.config import LLMConfig
 from beam_chunking.parsers.decode import ERROR_POLICIES
 from beam_chunking.parsers.drops import DROPS
@@ -60,6 +61,25 @@ def llm_flag_values(opts: "ChunkingOptions") -> Dict[str, str]:
     return {name: value for name, value in given if value is not None}
 
 
+#: Prefix of the parsed-argument names that hold hosted-embedding options (``--embed-base-url`` ...).
+EMBED_PREFIX = "embed__"
+
+
+def embed_flags() -> List[Tuple[str, str]]:
+    """``(option, help)`` of every :class:`~beam_chunking.embeddings.HostedEmbedder` field
+    but ``provider`` (``--embed openai:MODEL`` names it): ``--embed-<option>``."""
+    from beam_chunking.registry import docstring_args
+
+    helps = docstring_args(HostedEmbedder)
+    return [(f.name, helps.get(f.name, "")) for f in dataclasses.fields(HostedEmbedder) if f.name != "provider"]
+
+
+def embed_flag_values(opts: "ChunkingOptions") -> Dict[str, str]:
+    """The hosted-embedding options given as flags, ``option -> raw text`` (YAML-parsed later)."""
+    given = ((name, getattr(opts, f"{EMBED_PREFIX}{name}")) for name, _ in embed_flags())
+    return {name: value for name, value in given if value is not None}
+
+
 def strategy_flag_values(opts: "ChunkingOptions") -> Dict[str, str]:
     """The strategy options given as flags, ``name -> raw text`` (YAML-parsed later).
 
@@ -83,7 +103,9 @@ class ChunkingOptions(PipelineOptions):
     ``--decode-errors`` (``strict`` or ``replace``), ``--keep`` (repeatable: ``page_furniture``,
     ``contents``), ``--ocr`` (``auto``, ``always`` or ``never``), ``--sanitise`` (repeatable:
     ``redact`` or ``package.module:function``), one ``--llm-<option>`` flag per chat-model
-    option (``--llm-model``, ``--llm-base-url`` ...),
+    option (``--llm-model``, ``--llm-base-url`` ...), ``--embed`` (``minilm``, ``openai:MODEL``
+    or ``none``: the embedding stage), one ``--embed-<option>`` flag per hosted-embedding
+    option (``--embed-base-url``, ``--embed-dimensions`` ...),
     ``--compression`` (default ``zstd``),
     ``--num-shards`` (default 0: the runner decides).
     """
@@ -133,6 +155,15 @@ class ChunkingOptions(PipelineOptions):
         for name, help_text in llm_flags():
             parser.add_argument(f"--llm-{name.replace('_', '-')}", f"--llm_{name}", dest=f"{LLM_PREFIX}{name}",
                                 default=None, metavar="VALUE", help=f"Chat model: {help_text}")
+        parser.add_argument("--embed", dest="embed", default=None, metavar="MODEL",
+                            help="Fill the embedding column: minilm (local), openai:MODEL (a server speaking the "
+                                 "OpenAI-compatible /v1/embeddings protocol) or none.")
+        parser.add_argument("--embed-context", "--embed_context", dest="embed_context", default=None,
+                            metavar="TEMPLATE", help="What is embedded for each chunk, e.g. "
+                            "'{title}\\n{section_path}\\n\\n{text}' (the text column stays exact).")
+        for name, help_text in embed_flags():
+            parser.add_argument(f"--embed-{name.replace('_', '-')}", f"--embed_{name}", dest=f"{EMBED_PREFIX}{name}",
+                                default=None, metavar="VALUE", help=f"Hosted embedding model: {help_text}")
         parser.add_argument("--compression", dest="compression", default=None,
                             help=f"Parquet codec: {', '.join(COMPRESSIONS)}.")
         parser.add_argument("--num-shards", "--num_shards", dest="num_shards", default=None,

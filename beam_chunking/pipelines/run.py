@@ -14,7 +14,8 @@ from apache_beam.options.pipeline_options import (DirectOptions, GoogleCloudOpti
                                                   StandardOptions, WorkerOptions)
 
 from beam_chunking.errors import ConfigError, MissingExtra
-from beam_chunking.pipelines.options import ChunkingOptions, llm_flag_values, strategy_flag_values
+from beam_chunking.embeddings.hosted import with_options
+from beam_chunking.pipelines.options import ChunkingOptions, embed_flag_values, llm_flag_values, strategy_flag_values
 from beam_chunking.pipelines.spec import content_type_items, option_items, option_value, parse_spec, read_spec_file
 from beam_chunking.config import JobConfig, llm_configs
 from beam_chunking.transforms import ChunkFiles
@@ -156,6 +157,13 @@ def spec_from_options(opts: ChunkingOptions) -> JobConfig:
     if llm:
         base = data.get("llm") or {}
         data["llm"] = {**(base if isinstance(base, dict) else {}), **llm}
+    if opts.embed is not None:
+        data["embed"] = None if opts.embed.strip().lower() == "none" else opts.embed
+    embed = {k: option_value(v) for k, v in embed_flag_values(opts).items()}
+    if embed:
+        data["embed"] = with_options(data.get("embed"), embed)
+    if opts.embed_context is not None:
+        data["embed"] = with_context(data.get("embed"), opts.embed_context.encode().decode("unicode_escape"))
     flags: Dict[str, Any] = {k: option_value(v) for k, v in strategy_flag_values(opts).items()}
     flags.update(option_items(opts.strategy_option or [], "--strategy-option"))
     if opts.strategy or flags:
@@ -174,6 +182,18 @@ def spec_from_options(opts: ChunkingOptions) -> JobConfig:
     if not spec.output:
         raise ConfigError("output: required (--output DIR or 'output:' in the spec)")
     return spec
+
+
+def with_context(embed: Any, template: str) -> Dict[str, Any]:
+    """The spec's ``embed`` value with a ``context`` template: a model name becomes its mapping
+    (``minilm`` an empty one, ``openai:MODEL`` ``{provider: openai, model: MODEL}``)."""
+    if embed is None or embed == "minilm":
+        embed = {}
+    elif isinstance(embed, str) and embed.startswith("openai:"):
+        embed = {"provider": "openai", "model": embed[len("openai:"):]}
+    elif not isinstance(embed, dict):
+        raise ConfigError(f"--embed-context: cannot add a context to embed={embed!r}; give embed as a mapping")
+    return {**embed, "context": template}
 
 
 def build(pipeline: beam.Pipeline, spec: JobConfig):
@@ -261,9 +281,11 @@ def check_paths(spec: JobConfig) -> None:
 
     Raises:
         ConfigError: naming the pattern or the path, with what to do instead.
-        MissingExtra: a ``gs://`` input, output or answer cache without the ``gcp`` extra.
+        MissingExtra: a ``gs://`` input, output, answer cache or vector cache without the
+            ``gcp`` extra.
     """
     caches = [llm.cache for llm in llm_configs(spec.strategy) if isinstance(llm.cache, str)]
+    caches += [c for c in [getattr(spec.embed, "cache_location", None)] if isinstance(c, str)]  # a hosted model's
     for path in (*spec.input, spec.output, *caches):
         require_filesystem(path)
     for pattern in spec.input:

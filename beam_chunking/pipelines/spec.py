@@ -23,6 +23,7 @@ Example::
     llm: {model: gpt-4o-mini, base_url: "http://127.0.0.1:8000/v1", cache: default}
     embed: minilm                  # or {model_path: m.onnx, tokenizer_path: tokenizer.json}; add
                                    # context: "{title}\n{section_path}\n\n{text}" to embed each chunk in context
+    # embed: {provider: openai, model: text-embedding-3-small, dimensions: 512}   # a hosted model
 
 Every error names the key path and the bad value, e.g.
 ``routes.text/markdown.max_chunk_size: ...``.

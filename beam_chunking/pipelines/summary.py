@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, Tuple
 
-from beam_chunking.schema import CHANGES, LLM_COLUMNS
+from beam_chunking.schema import CHANGES, EMBED_COLUMNS, LLM_COLUMNS
 from beam_chunking.transforms.manifest import TABLES, read_manifest, read_table, table_files
 
 #: How many failure reasons the summary lists.
@@ -47,7 +47,9 @@ class RunSummary:
     ``by_content_type`` and ``by_strategy`` count documents per status; ``failures`` lists
     the most common causes (:func:`failure_cause`) as ``(error_type, stage, count, example
     uri, message)`` (:func:`reason`); ``llm`` totals the documents table's chat-model
-    counters (empty when no strategy called a model);
+    counters (empty when no strategy called a model); ``embed`` totals its hosted-embedding
+    counters, plus ``failed_documents`` failed at the embed stage (empty when no hosted
+    model embedded);
     ``parents`` counts the parents table's rows; ``changes`` counts the changes table's
     documents per change (``new``, ``changed``, ``unchanged``, ``deleted``; empty for an
     output written before that table existed).
@@ -67,6 +69,7 @@ class RunSummary:
     failures: List[Tuple[str, str, int, str, str]] = field(default_factory=list)
     max_failures: str = "0"
     llm: Dict[str, int] = field(default_factory=dict)
+    embed: Dict[str, int] = field(default_factory=dict)
     parents: int = 0
     changes: Dict[str, int] = field(default_factory=dict)
 
@@ -86,6 +89,11 @@ class RunSummary:
                          f"{n.get('llm_failed_calls', 0)} more failed), "
                          f"{n.get('llm_prompt_tokens', 0)} prompt + {n.get('llm_completion_tokens', 0)} completion "
                          f"tokens, {n.get('llm_fallbacks', 0)} fallbacks to the source text")
+        if self.embed:
+            n = self.embed
+            lines.append(f"embed:     {n.get('embed_requests', 0)} requests for {n.get('embed_texts', 0)} texts "
+                         f"({n.get('embed_cached_texts', 0)} from the cache), {n.get('embed_tokens', 0)} tokens, "
+                         f"{n.get('failed_documents', 0)} documents failed at embed")
         for title, groups in (("by content type", self.by_content_type), ("by strategy", self.by_strategy)):
             if groups:
                 lines.append(f"{title}:")
@@ -112,13 +120,23 @@ def _groups(docs: List[dict], key: str) -> Dict[str, Dict[str, int]]:
     return {k: dict(v) for k, v in out.items()}
 
 
+def _embed_totals(docs: List[dict]) -> Dict[str, int]:
+    """The hosted-embedding counters added up, with the documents that failed at embed;
+    empty when no document has them (a local model, no embedding, or an older output)."""
+    if not any(d.get("embed_texts") is not None for d in docs):
+        return {}
+    totals = {k: sum(d.get(k) or 0 for d in docs) for k in EMBED_COLUMNS}
+    totals["failed_documents"] = sum(1 for d in docs if d["status"] == "failed" and d["stage"] == "embed")
+    return totals
+
+
 def summarize(output: str, seconds: float, max_failures: str = "0") -> RunSummary:
     """Read the documents table of a finished run and count what happened."""
     output = output.rstrip("/")
     manifest = read_manifest(output)
     tables = {table: table_files(output, table, manifest) for table in TABLES if table in manifest["tables"]}
     columns = ["uri", "status", "chunk_count", "size_bytes", "content_type", "strategy", "stage", "error_type",
-               "error_message", *LLM_COLUMNS]
+               "error_message", *LLM_COLUMNS, *EMBED_COLUMNS]
     table = read_table(output, "documents", columns=columns)
     docs = table.to_pylist() if table is not None else []
     status = Counter(d["status"] for d in docs)
@@ -141,6 +159,7 @@ def summarize(output: str, seconds: float, max_failures: str = "0") -> RunSummar
         max_failures=max_failures,
         llm={k: sum(d[k] or 0 for d in docs) for k in LLM_COLUMNS} if any(d["llm_calls"] is not None for d in docs)
         else {},
+        embed=_embed_totals(docs),
         parents=int((manifest.get("rows") or {}).get("parents", 0) or 0),
         changes={c: changes[c] for c in CHANGES} if "changes" in manifest["tables"] else {},
     )

@@ -9,6 +9,7 @@ from typing import Any, List
 import numpy as np
 
 from beam_chunking.embeddings.base import normalize
+from beam_chunking.errors import ConfigError
 from beam_chunking.strategies.base import (Chunker, UsesEmbedder, make_chunk, make_chunks, require_overlap,
                                            require_positive, section_metadata)
 from beam_chunking.strategies.token import TokenChunker
@@ -80,6 +81,13 @@ class LateChunker(UsesEmbedder, Chunker):
         require_overlap("LateChunker", "max_chunk_size", self.max_chunk_size, "overlap", self.overlap)
         require_positive("LateChunker", "min_chunk_size", self.min_chunk_size, minimum=0)
         self._resolve_embedder("LateChunker")
+        if not hasattr(self._model, "embed_tokens"):
+            # A hosted model (or any sentence embedder) returns one vector per text; late
+            # chunking pools per-token vectors, which only a local model gives.
+            name = getattr(self._model, "name", type(self._model).__name__)
+            raise ConfigError(f"LateChunker.embedder: late chunking pools token vectors and {name!r} gives one vector "
+                              "per text (a hosted model cannot give token vectors); use minilm or an ONNX model",
+                              field="embedder")
 
     def _fallback(self, doc: ParsedDocument, start: int, end: int, meta, chunks: List[Chunk], error: Exception) -> None:
         _LOG.warning("late chunking fell back to token windows for %s [%d:%d]: %s", doc.uri or doc.id, start, end, error)

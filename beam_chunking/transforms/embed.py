@@ -85,13 +85,20 @@ class _EmbedFn(LeanDoFn):
                 ready.append(doc)
         texts = [render_context(self.context, c.text, c.metadata, d.uri) for d in ready for c in d.chunks
                  if self._needs(c)]
+        costs = None  # what a hosted model's requests cost, text by text
         try:
-            vectors = embed_batches(self.handle.embedder, texts, self.batch_size, dim)
+            if hasattr(self.handle.embedder, "embed_with_usage") and texts:
+                # A hosted model packs its own requests (by count and tokens), so one call.
+                costs = self.handle.embedder.embed_with_usage(texts)
+                vectors = costs.vectors
+            else:
+                vectors = embed_batches(self.handle.embedder, texts, self.batch_size, dim)
         except Exception as exc:  # the model failed on this batch: its documents fail, the job goes on
             failed.extend(failure_from(d, exc, Stage.EMBED) for d in ready)
             ready = []
         k = 0
         for doc in ready:
+            counts = costs.columns(k, k + sum(1 for c in doc.chunks if self._needs(c))) if costs else {}
             chunks = []
             for c in doc.chunks:
                 meta = dict(c.metadata, embedding_model=name, embedding_dim=dim)
@@ -102,7 +109,7 @@ class _EmbedFn(LeanDoFn):
                 else:
                     chunks.append(dataclasses.replace(c, metadata=meta))
                     self.reused.inc()
-            yield dataclasses.replace(doc, chunks=tuple(chunks))
+            yield dataclasses.replace(doc, chunks=tuple(chunks), counts={**doc.counts, **counts})
         yield from failed
 
 
@@ -125,8 +132,13 @@ class EmbedChunks(beam.PTransform):
     path, say: :mod:`beam_chunking.embeddings.context`), and vectors that strategies made of the
     bare text are made again; late chunking's are kept. The ``text`` column never changes.
 
+    A hosted model (``"openai:MODEL"``, :class:`~beam_chunking.embeddings.HostedEmbedder`)
+    gets each buffer in one call and packs its own requests; what they cost is added to each
+    document's counters (:data:`~beam_chunking.schema.EMBED_COLUMNS`).
+
     Args:
-        embedder: An embedder (``OnnxEmbedder``, ``minilm()``) or ``"minilm"``.
+        embedder: An embedder (``OnnxEmbedder``, ``minilm()``, ``HostedEmbedder``),
+            ``"minilm"`` or ``"openai:MODEL"``.
         batch_size: Chunks per embedder call (not per model pass). Default 1024.
         context: A template of what is embedded for each chunk, such as
             ``"{title}\n{section_path}\n\n{text}"``. Default ``None``: the chunk's text.
