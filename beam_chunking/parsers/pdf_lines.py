@@ -23,7 +23,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 from beam_chunking.parsers._build import clean
 
 try:
-    from beam_chunking.parsers import _pdfwalk as _native
+    import beam_chunking.parsers._pdfwalk as _native
 except ImportError:  # built without a C compiler: the ctypes calls serve, with the same results
     _native = None
 

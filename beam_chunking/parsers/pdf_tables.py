@@ -57,7 +57,7 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple
 from beam_chunking.parsers._optional import require
 
 try:
-    from beam_chunking.parsers import _pdfwalk as _native
+    import beam_chunking.parsers._pdfwalk as _native
 except ImportError:  # built without a C compiler: the ctypes loops serve, with the same results
     _native = None
 
