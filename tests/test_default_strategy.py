@@ -77,3 +77,23 @@ def test_the_cli_refuses_a_strategy_flag_without_a_strategy(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "--max-chunk-size: a strategy option needs --strategy NAME" in done.stderr
+
+
+def test_strategy_null_leaves_only_the_routes_and_unrouted_documents_fail():
+    from beam_chunking.errors import UnsupportedContentType
+
+    spec = parse_spec({"input": "x", "output": "o", "strategy": None, "routes": {"text/markdown": "sentence"}})
+    assert spec.strategy == Router({"text/markdown": get("sentence")}, default=None)
+    with pytest.raises(UnsupportedContentType, match="no chunking strategy is routed for content type 'text/x-python'"):
+        spec.strategy.select(docs()["text/x-python"])
+    with pytest.raises(ConfigError, match=r"strategy: null .* needs routes"):
+        parse_spec({"input": "x", "output": "o", "strategy": None})
+
+
+def test_strategy_none_on_the_command_line(tmp_path):
+    from beam_chunking.pipelines.run import pipeline_options
+
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text("routes: {text/markdown: sentence}\n")
+    _, spec = pipeline_options(["--config", str(spec_file), "--input", "x", "--output", "o", "--strategy", "none"])
+    assert spec.strategy == Router({"text/markdown": get("sentence")}, default=None)

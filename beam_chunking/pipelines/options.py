@@ -127,8 +127,9 @@ class ChunkingOptions(PipelineOptions):
                                  "a count or N%% of them (default 50%%); a run over it is refused before any work.")
         parser.add_argument("--output", dest="output", default=None, help="Output folder for the Parquet tables.")
         parser.add_argument("--config", dest="config", default=None, help="YAML pipeline spec.")
-        parser.add_argument("--strategy", dest="strategy", default=None, help="Strategy registry name, used for every document. Default: chosen by content type "
-                                 "(structural for prose, code, transcript).")
+        parser.add_argument("--strategy", dest="strategy", default=None, help="Strategy registry name, used for every document the spec's routes do not name. "
+                                 "Default: chosen by content type (structural for prose, code, transcript); "
+                                 "none: no strategy, so a document no route names fails.")
         for name, (help_text, owners) in sorted(strategy_flags().items()):
             parser.add_argument(f"--{name.replace('_', '-')}", *([f"--{name}"] if "_" in name else []),
                                 dest=f"{OPTION_PREFIX}{name}", default=None, metavar="VALUE",

@@ -166,7 +166,9 @@ def spec_from_options(opts: ChunkingOptions) -> JobConfig:
         data["embed"] = with_context(data.get("embed"), opts.embed_context.encode().decode("unicode_escape"))
     flags: Dict[str, Any] = {k: option_value(v) for k, v in strategy_flag_values(opts).items()}
     flags.update(option_items(opts.strategy_option or [], "--strategy-option"))
-    if opts.strategy or flags:
+    if opts.strategy is not None and opts.strategy.strip().lower() == "none" and not flags:
+        data["strategy"] = None  # only the routes: no strategy for the other documents
+    elif opts.strategy or flags:
         base = data.get("strategy") or {}
         base = {"name": base} if isinstance(base, str) else dict(base)
         if opts.strategy and opts.strategy != base.get("name"):

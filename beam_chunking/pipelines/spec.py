@@ -268,7 +268,13 @@ def parse_spec(data: Any, source: str = "spec") -> JobConfig:
     if not isinstance(routes, dict):
         raise ConfigError(f"routes: expected a mapping of content type to strategy, got {routes!r}")
     built = {}
-    if "strategy" in data:
+    if "strategy" in data and data["strategy"] is None:
+        # No fallback: a document whose type no route names fails, naming its type.
+        if not routes:
+            raise ConfigError("strategy: null (no strategy for unrouted documents) needs routes: a content "
+                              "type -> strategy mapping")
+        default = None
+    elif "strategy" in data:
         default = build_strategy(data["strategy"], "strategy")
     else:  # the routes chosen per content type, less those the spec's own routes cover
         default = get(DEFAULT_STRATEGY)
