@@ -8,7 +8,7 @@ import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 from apache_beam.utils.shared import Shared
 
-from beam_chunking.embeddings.base import embed_batches
+from beam_chunking.embeddings.base import embed_batches, embedder_label
 from beam_chunking.errors import ChunkingError, ConfigError
 from beam_chunking.transforms._common import LeanDoFn, NAMESPACE
 from beam_chunking.transforms._runners import drops_finish_bundle_output
@@ -60,13 +60,13 @@ class _EmbedFn(LeanDoFn):
         if chunk.embedding is None:
             return True
         made_by = chunk.metadata.get("embedding_model")
-        return made_by is not None and made_by != self.handle.embedder.name
+        return made_by is not None and made_by != embedder_label(self.handle.embedder)
 
     def _flush(self):
         docs, self.pending, self.todo = self.pending, [], 0
         if not docs:
             return
-        dim, name = self.handle.dimension, getattr(self.handle.embedder, "name", "model")
+        dim, name = self.handle.dimension, embedder_label(self.handle.embedder)
         ready, failed = [], []
         for doc in docs:
             bad = [c for c in doc.chunks if c.embedding is not None and not self._needs(c) and len(c.embedding) != dim]
