@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from beam_chunking.embeddings.base import normalize
-from beam_chunking.embeddings.files import CONFIG_FILES, configured_max_tokens, is_remote, local_copy
+from beam_chunking.embeddings.files import CONFIG_FILES, configured_max_tokens, local_copy
 from beam_chunking.errors import ChunkingError, ConfigError, MissingExtra
 
 #: The pooling modes: the mean of the tokens, the first token (``[CLS]``: BGE, GTE, Arctic),
