@@ -384,7 +384,7 @@ class OnnxEmbedder:
         seqs: List[Tuple[int, List[int]]] = []
         for k, enc in enumerate(encodings):
             ids = list(enc.ids)
-            head = _head(enc, len(prefix), self) if prefix else 0
+            head = _head(enc, len(prefix), rt, self.window_overlap_tokens) if prefix else 0
             lead, body = rt.prefix + ids[:head], ids[head:]
             for s, e in rt.windows(len(body), self.window_overlap_tokens, rt.window - head):
                 seqs.append((k, lead + body[s:e] + rt.suffix))
@@ -414,7 +414,7 @@ class OnnxEmbedder:
         rt = self.runtime
         prefix = self.passage_prefix
         enc = rt.tokenizer.encode(prefix + text, add_special_tokens=False)
-        head = _head(enc, len(prefix), self) if prefix else 0
+        head = _head(enc, len(prefix), rt, self.window_overlap_tokens) if prefix else 0
         all_ids = list(enc.ids)
         lead, ids = rt.prefix + all_ids[:head], all_ids[head:]
         offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)[head:] - len(prefix)
@@ -439,7 +439,7 @@ class OnnxEmbedder:
 _VECTOR_OPTIONS = ("pooling", "normalize", "passage_prefix", "query_prefix")
 
 
-def _head(encoding, prefix_chars: int, cfg: OnnxEmbedder) -> int:
+def _head(encoding, prefix_chars: int, rt: _Runtime, overlap: int) -> int:
     """How many leading tokens of ``encoding`` start inside the prefix's ``prefix_chars``
     characters (the prefix is encoded with the text, as the model was trained; a token
     spanning the boundary counts as the prefix's)."""
@@ -448,8 +448,8 @@ def _head(encoding, prefix_chars: int, cfg: OnnxEmbedder) -> int:
         if start >= prefix_chars:
             break
         head += 1
-    if cfg.runtime.window - head <= cfg.window_overlap_tokens:
+    if rt.window - head <= overlap:
         raise ConfigError(f"OnnxEmbedder: the prefix takes {head} tokens and leaves no more than "
-                          f"window_overlap_tokens={cfg.window_overlap_tokens} of max_tokens={cfg.runtime.max_tokens} "
+                          f"window_overlap_tokens={overlap} of max_tokens={rt.max_tokens} "
                           "for the text; shorten the prefix or raise max_tokens", field="passage_prefix")
     return head

@@ -239,3 +239,15 @@ def test_a_model_on_gcs_is_copied_once_per_process(tmp_path):
         with pytest.raises(ConfigError, match="gs://models/bge/missing.onnx: no such object"):
             OnnxEmbedder(model_path=f"{root}/bge/missing.onnx", vocab_path=f"{root}/bge/vocab.txt",
                          cache_dir=cache).setup()
+
+
+def test_new_options_at_their_defaults_keep_the_options_fingerprint():
+    from beam_chunking.ids import fingerprint
+
+    before = OnnxEmbedder(model_path="m.onnx", vocab_path="v", max_tokens=256)
+    same = OnnxEmbedder(model_path="m.onnx", vocab_path="v", max_tokens=256, pooling="mean", normalize=True,
+                        providers=["CUDAExecutionProvider", "CPUExecutionProvider"], cache_dir="/elsewhere")
+    assert fingerprint(same) == fingerprint(before)  # an incremental run keeps its rows
+    for changed in ({"pooling": "cls"}, {"passage_prefix": "passage: "}, {"normalize": False}):
+        assert fingerprint(OnnxEmbedder(model_path="m.onnx", vocab_path="v", max_tokens=256, **changed)) != \
+            fingerprint(before)  # ... and re-embeds when the vectors would change
