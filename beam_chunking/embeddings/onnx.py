@@ -126,6 +126,7 @@ class _Runtime:
             from tokenizers.implementations import BertWordPieceTokenizer
 
             tok = BertWordPieceTokenizer(vocab_path, lowercase=cfg.lowercase)
+        declared_pad = (tok.padding or {}).get("pad_id")  # read before padding is switched off
         tok.no_truncation()  # packaged tokenizer.json files often truncate and pad to 128
         tok.no_padding()
         self.tokenizer = tok
@@ -135,8 +136,12 @@ class _Runtime:
         last = len(mask) - mask[::-1].index(0) if 0 in mask else len(mask)
         self.prefix = list(probe.ids[:first])
         self.suffix = list(probe.ids[last:])
+        # Padding is masked out wherever the model takes attention_mask; the id still matters
+        # to a model without one, so take the model's own (XLM-R's <pad> is 1, not 0).
         pad = tok.token_to_id("[PAD]")
-        self.pad = 0 if pad is None else pad
+        for candidate in (declared_pad, tok.token_to_id("<pad>"), 0):
+            pad = candidate if pad is None else pad
+        self.pad = pad
         self.max_tokens, source = cfg.max_tokens, ""
         if self.max_tokens is None:
             folders = [os.path.dirname(p) for p in (tokenizer_path, vocab_path, model_path) if p]
