@@ -209,6 +209,7 @@ def test_the_spec_accepts_the_options_and_names_an_unknown_one(folder):
         parse_spec({"embed": {"vocab_path": base["vocab_path"]}})
 
 
+@pytest.mark.integration
 def test_a_model_on_gcs_is_copied_once_per_process(tmp_path):
     pytest.importorskip("gcp_storage_emulator")
     from google.cloud import storage
