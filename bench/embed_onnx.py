@@ -113,7 +113,8 @@ def main(argv=None) -> int:
     print(table(f"CLS-pooled embedding of {len(texts)} sentences, {args.threads} thread(s) (ratio vs the bare session)",
                 impls, sum(len(t.encode()) for t in texts), checks, ref=impls[0]))
     print(f"{tokens} model tokens; tokens/s: " + ", ".join(f"{i.name} {tokens / min(i.times):.0f}" for i in impls)
-          + f"; largest difference between the two sides' vectors: {diff:.1e}" + (" (**differ**)" if diff > 1e-4 else ""))
+          + f"; largest difference between the two sides' vectors: {diff:.1e}"
+          + (" (**differ**)" if diff > 1e-4 else ""))
     r = ratio(impls[1], impls[0])
     print(f"\nOnnxEmbedder (CLS) vs bare onnxruntime: {r} (target >= 0.95x): {'met' if r.best >= 0.95 else 'NOT met'}")
     return 0

@@ -146,7 +146,8 @@ class _Runtime:
         if self.max_tokens is None:
             folders = [os.path.dirname(p) for p in (tokenizer_path, vocab_path, model_path) if p]
             found, where = configured_max_tokens(folders + [os.path.dirname(os.path.dirname(model_path))])
-            self.max_tokens, source = (found, f" (read from {where})") if found else (DEFAULT_MAX_TOKENS, " (the default)")
+            self.max_tokens = found or DEFAULT_MAX_TOKENS
+            source = f" (read from {where})" if found else " (the default)"
         self.window = self.max_tokens - len(self.prefix) - len(self.suffix)
         if self.window <= cfg.window_overlap_tokens:
             raise ConfigError(f"OnnxEmbedder.max_tokens={self.max_tokens}{source} leaves {self.window} content "
@@ -301,7 +302,8 @@ class OnnxEmbedder:
             raise ConfigError(f"OnnxEmbedder.pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}",
                               field="pooling")
         if not isinstance(self.normalize, bool):
-            raise ConfigError(f"OnnxEmbedder.normalize must be true or false, got {self.normalize!r}", field="normalize")
+            raise ConfigError(f"OnnxEmbedder.normalize must be true or false, got {self.normalize!r}",
+                              field="normalize")
         for name in ("passage_prefix", "query_prefix"):
             if not isinstance(getattr(self, name), str):
                 raise ConfigError(f"OnnxEmbedder.{name} must be a string, got {getattr(self, name)!r}", field=name)

@@ -32,7 +32,8 @@ def _table(seed: int = 7) -> np.ndarray:
 
 
 def write_model(folder, *, positions: int = 512, pooled: bool = False, extra_outputs: bool = False,
-                mask_input: bool = True, type_input: bool = False, cls: bool = False, name: Optional[str] = None) -> str:
+                mask_input: bool = True, type_input: bool = False, cls: bool = False,
+                name: Optional[str] = None) -> str:
     """Write the tiny model into ``folder`` and return its path.
 
     With ``cls``, the model is trained for CLS pooling, as BGE is: its first position's
