@@ -8,7 +8,8 @@ default model (``minilm()``) is all-MiniLM-L6-v2 as int8 ONNX from the ``minilm`
 from beam_chunking.embeddings.base import Embedder, TokenEmbedder
 from beam_chunking.embeddings.hosted import HostedEmbedder
 from beam_chunking.embeddings.minilm import minilm, minilm_paths
-from beam_chunking.embeddings.onnx import OnnxEmbedder
+from beam_chunking.embeddings.onnx import OnnxEmbedder, ProviderUnavailable
 from beam_chunking.embeddings.resolve import resolve_embedder
 
-__all__ = ["Embedder", "TokenEmbedder", "HostedEmbedder", "OnnxEmbedder", "minilm", "minilm_paths", "resolve_embedder"]
+__all__ = ["Embedder", "TokenEmbedder", "HostedEmbedder", "OnnxEmbedder", "ProviderUnavailable", "minilm", "minilm_paths",
+           "resolve_embedder"]

@@ -31,6 +31,13 @@ class TokenEmbedder(Protocol):
         """
 
 
+def embedder_label(embedder: object) -> str:
+    """What a vector's ``embedding_model`` metadata records: the embedder's ``identity``
+    (its name plus the options that change its vectors) when it has one, else its ``name``,
+    else its class name. Vectors are reused only under the same label."""
+    return getattr(embedder, "identity", None) or getattr(embedder, "name", None) or type(embedder).__name__
+
+
 def normalize(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (zero rows stay zero), as ``float32``."""
     vectors = np.asarray(vectors, dtype=np.float32)

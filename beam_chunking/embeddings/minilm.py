@@ -36,8 +36,16 @@ def minilm_paths() -> Tuple[str, str]:
 
 
 def minilm(**options):
-    """An :class:`OnnxEmbedder` for the packaged all-MiniLM-L6-v2 (384 dimensions, 512 positions)."""
+    """An :class:`OnnxEmbedder` for the packaged all-MiniLM-L6-v2 (384 dimensions, 512 positions).
+
+    Args:
+        **options: Any other :class:`OnnxEmbedder` option. ``name`` defaults to ``"minilm"``
+            and ``max_tokens`` to 256, the window sentence-transformers publishes for this
+            model (no configuration file ships beside it; the same window, and the same
+            options fingerprint, as before ``max_tokens`` could be read from one).
+    """
     from beam_chunking.embeddings.onnx import OnnxEmbedder
 
     model, tokenizer = minilm_paths()
-    return OnnxEmbedder(model_path=model, tokenizer_path=tokenizer, name=options.pop("name", "minilm"), **options)
+    return OnnxEmbedder(model_path=model, tokenizer_path=tokenizer, name=options.pop("name", "minilm"),
+                        max_tokens=options.pop("max_tokens", 256), **options)

@@ -35,7 +35,8 @@ def resolve_embedder(value: Any, owner: str) -> Any:
         owner: Who asks (``"SemanticChunker"``, ``"embed"`` ...); named in the error.
 
     Raises:
-        ConfigError: ``value`` is none of these; the message names ``owner.embedder``.
+        ConfigError: ``value`` is none of these (the message names ``owner.embedder``), or a
+            mapping with an unknown option (the message lists the known ones).
         MissingExtra: ``"minilm"`` without the ``minilm`` extra installed.
     """
     if value is None or value == DEFAULT_EMBEDDER:
@@ -48,7 +49,7 @@ def resolve_embedder(value: Any, owner: str) -> Any:
     if isinstance(value, dict):
         from beam_chunking.embeddings.onnx import OnnxEmbedder
 
-        return OnnxEmbedder(**value)
+        return OnnxEmbedder.of(value)
     if hasattr(value, "embed") or hasattr(value, "embed_tokens"):
         return value
     raise ConfigError(f"{owner}.embedder must be 'minilm', 'openai:MODEL', a mapping of OnnxEmbedder options or "

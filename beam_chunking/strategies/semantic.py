@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from beam_chunking.embeddings.base import embed_batches, normalize
+from beam_chunking.embeddings.base import embed_batches, embedder_label, normalize
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies.base import (UNDERSIZED, Chunker, UsesEmbedder, join_soft_sections, make_chunk,
                                            require_positive, section_metadata)
@@ -236,7 +236,7 @@ class SemanticChunker(UsesEmbedder, Chunker):
         if not missing:
             return chunks
         vecs = normalize(embed_batches(self._model, [chunks[k].text for k in missing], self.batch_size))
-        name = getattr(self._model, "name", type(self._model).__name__)
+        name = embedder_label(self._model)
         out = list(chunks)
         for k, vec in zip(missing, vecs):
             out[k] = dataclasses.replace(chunks[k], embedding=vec.tolist(),
@@ -258,7 +258,7 @@ class SemanticChunker(UsesEmbedder, Chunker):
             if self.reuse_embeddings and all(g in whole for g in group):
                 idx = [whole[g] for g in group]
                 embedding = normalize(vecs[idx].mean(axis=0, keepdims=True))[0].tolist()
-                extra = dict(extra, embedding_model=getattr(self._model, "name", type(self._model).__name__))
+                extra = dict(extra, embedding_model=embedder_label(self._model))
             chunks.append(make_chunk(doc, index=len(chunks), start=s, end=e, token_count=None, metadata=extra,
                                      embedding=embedding))
 
@@ -286,7 +286,7 @@ class SemanticChunker(UsesEmbedder, Chunker):
                     meta["page"], meta["page_end"] = min(pages), max(pages)
                 s, e = trim_span(text, first.start, last.end)
                 vec = normalize(section_vecs[run].mean(axis=0, keepdims=True))[0].tolist()
-                meta = dict(meta, embedding_model=getattr(self._model, "name", type(self._model).__name__))
+                meta = dict(meta, embedding_model=embedder_label(self._model))
                 chunks.append(make_chunk(doc, index=len(chunks), start=s, end=e, token_count=None, metadata=meta,
                                          embedding=vec if self.reuse_embeddings else None))
                 continue

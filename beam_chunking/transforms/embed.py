@@ -8,7 +8,7 @@ import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 from apache_beam.utils.shared import Shared
 
-from beam_chunking.embeddings.base import embed_batches
+from beam_chunking.embeddings.base import embed_batches, embedder_label
 from beam_chunking.embeddings.context import check_context, render_context
 from beam_chunking.errors import ChunkingError, ConfigError
 from beam_chunking.transforms._common import LeanDoFn, NAMESPACE
@@ -63,7 +63,7 @@ class _EmbedFn(LeanDoFn):
         if chunk.embedding is None:
             return True
         made_by = chunk.metadata.get("embedding_model")
-        if made_by is not None and made_by != self.handle.embedder.name:
+        if made_by is not None and made_by != embedder_label(self.handle.embedder):
             return True
         # A vector of the bare text lacks the context; late chunking's carry their document's.
         return self.context is not None and made_by is not None and not chunk.metadata.get("late_chunking")
@@ -72,7 +72,7 @@ class _EmbedFn(LeanDoFn):
         docs, self.pending, self.todo = self.pending, [], 0
         if not docs:
             return
-        dim, name = self.handle.dimension, getattr(self.handle.embedder, "name", "model")
+        dim, name = self.handle.dimension, embedder_label(self.handle.embedder)
         ready, failed = [], []
         for doc in docs:
             bad = [c for c in doc.chunks if c.embedding is not None and not self._needs(c) and len(c.embedding) != dim]

@@ -32,8 +32,15 @@ def _table(seed: int = 7) -> np.ndarray:
 
 
 def write_model(folder, *, positions: int = 512, pooled: bool = False, extra_outputs: bool = False,
-                mask_input: bool = True, type_input: bool = False, name: Optional[str] = None) -> str:
-    """Write the tiny model into ``folder`` and return its path."""
+                mask_input: bool = True, type_input: bool = False, cls: bool = False,
+                name: Optional[str] = None) -> str:
+    """Write the tiny model into ``folder`` and return its path.
+
+    With ``cls``, the model is trained for CLS pooling, as BGE is: its first position's
+    output is the (attention-masked) mean of the plain model's outputs, the other positions
+    are as before. So its CLS vector of a one-window text equals the plain model's
+    mean-pooled vector, which the tests use as the known answer.
+    """
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -70,10 +77,28 @@ def write_model(folder, *, positions: int = 512, pooled: bool = False, extra_out
     constants = [numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
                  numpy_helper.from_array(np.array(1, dtype=np.int64), "one"),
                  numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1")]
+    if cls:
+        last = nodes[-1]
+        nodes[-1] = helper.make_node(last.op_type, list(last.input), ["plain"], **{a.name: helper.get_attribute_value(a)
+                                                                                   for a in last.attribute})
+        if mask_input:
+            nodes += [helper.make_node("Cast", ["attention_mask"], ["maskf"], to=TensorProto.FLOAT),
+                      helper.make_node("Unsqueeze", ["maskf", "axis2"], ["mask3"]),
+                      helper.make_node("Mul", ["plain", "mask3"], ["masked"]),
+                      helper.make_node("ReduceSum", ["masked", "axis1"], ["total"], keepdims=1),
+                      helper.make_node("ReduceSum", ["mask3", "axis1"], ["count"], keepdims=1),
+                      helper.make_node("Div", ["total", "count"], ["first"])]
+        else:
+            nodes.append(helper.make_node("ReduceMean", ["plain", "axis1"], ["first"], keepdims=1))
+        nodes += [helper.make_node("Slice", ["plain", "axis1", "big", "axis1"], ["rest"]),
+                  helper.make_node("Concat", ["first", "rest"], ["last_hidden_state"], axis=1)]
+        constants += [numpy_helper.from_array(np.array([2], dtype=np.int64), "axis2"),
+                      numpy_helper.from_array(np.array([2 ** 62], dtype=np.int64), "big")]
     graph = helper.make_graph(nodes, "tiny", inputs, outputs, [*initializers, *constants])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 8
-    path = os.path.join(str(folder), name or f"tiny-{positions}{'-pooled' if pooled else ''}{'-multi' if extra_outputs else ''}{'-types' if type_input else ''}.onnx")
+    os.makedirs(str(folder), exist_ok=True)
+    path = os.path.join(str(folder), name or f"tiny-{positions}{'-pooled' if pooled else ''}{'-multi' if extra_outputs else ''}{'-types' if type_input else ''}{'-cls' if cls else ''}{'' if mask_input else '-nomask'}.onnx")
     onnx.save(model, path)
     return path
 

@@ -39,3 +39,29 @@ def test_long_text_is_not_truncated_at_128(model):
     assert model.embed([head + tail])[0] @ model.embed([head])[0] < 0.9
     vectors, offsets = model.embed_tokens(head + tail)
     assert len(vectors) > 400 and offsets[-1][1] == len((head + tail).rstrip())
+
+
+def _session_outputs(model, text):
+    """MiniLM's token outputs for ``text`` from the session itself: the known answer."""
+    rt = model.runtime
+    enc = rt.tokenizer.encode(text, add_special_tokens=True)
+    ids = np.asarray([enc.ids], dtype=np.int64)
+    return rt.session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                                                  "token_type_ids": np.zeros_like(ids)})[0][0]
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls", "last"])
+def test_each_pooling_of_the_shipped_model(model, pooling):
+    texts = ["A man is playing a guitar.", "The central bank raised interest rates.",
+             "Cats sleep most of the day in warm places. " * 40]  # the last one is windowed
+    pooled = minilm(pooling=pooling)
+    v = pooled.embed(texts)
+    assert np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-5)
+    for k, text in enumerate(texts[:2]):
+        out = _session_outputs(model, text)
+        expected = {"mean": out.mean(axis=0), "cls": out[0], "last": out[-1]}[pooling]
+        assert np.allclose(v[k], expected / np.linalg.norm(expected), atol=1e-5)
+    if pooling == "mean":  # the default, bit for bit: existing vectors stay valid
+        assert np.array_equal(v, model.embed(texts)) and pooled.identity == "minilm"
+    else:
+        assert not np.allclose(v, model.embed(texts), atol=1e-2) and pooled.identity == f"minilm[pooling={pooling}]"

@@ -71,7 +71,10 @@ def test_validation_and_pickling(folder):
     with pytest.raises(ConfigError, match="exactly one of tokenizer_path"):
         OnnxEmbedder(model_path="m.onnx")
     with pytest.raises(ConfigError, match="window_overlap_tokens=256 must be smaller"):
-        OnnxEmbedder(model_path="m.onnx", vocab_path="v", window_overlap_tokens=256)
+        OnnxEmbedder(model_path="m.onnx", vocab_path="v", window_overlap_tokens=256, max_tokens=256)
+    # max_tokens not given: known only once the model's configuration is read, at load time
+    with pytest.raises(ConfigError, match=r"max_tokens=256 \(the default\) leaves 254 content tokens"):
+        tiny_embedder(folder, window_overlap_tokens=256).setup()
     with pytest.raises(ConfigError, match="cannot load the model"):
         OnnxEmbedder(model_path=str(folder / "missing.onnx"), vocab_path=write_vocab(folder)).setup()
     e = tiny_embedder(folder)
