@@ -8,7 +8,7 @@ from typing import Any, List
 
 import numpy as np
 
-from beam_chunking.embeddings.base import normalize
+from beam_chunking.embeddings.base import embedder_label, normalize
 from beam_chunking.errors import ConfigError
 from beam_chunking.strategies.base import (Chunker, UsesEmbedder, make_chunk, make_chunks, require_overlap,
                                            require_positive, section_metadata)
@@ -101,7 +101,7 @@ class LateChunker(UsesEmbedder, Chunker):
         """Chunk every section into token windows with late-pooled embeddings."""
         text = doc.text
         chunks: List[Chunk] = []
-        name = getattr(self._model, "name", type(self._model).__name__)
+        name = embedder_label(self._model)  # pooling and prefixes included: vectors are reused only under it
         for section in doc.sections:
             meta = section_metadata(doc, section)
             piece = text[section.start:section.end]
