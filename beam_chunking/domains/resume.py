@@ -93,7 +93,8 @@ class ResumeChunker(ChatModelChunker):
         usage = LLMUsage()
         if not doc.text.strip():
             return [], usage
-        reply = shared_client(self.llm_config).complete_many([(self.prompt, doc.text, self.prompt_version)])[0]
+        reply = shared_client(self.llm_config).complete_many([(self.prompt, doc.text, self.prompt_version)],
+                                                             accept=lambda answer: bool(self._fields(answer)[0]))[0]
         fields, problem = self.answered(reply, usage, self._fields)
         if not fields:
             usage.fallbacks += 1

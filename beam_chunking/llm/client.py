@@ -22,7 +22,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 from beam_chunking.errors import LLMError, require_extra
 from beam_chunking.llm.cache import ResponseCache, cache_key
@@ -115,7 +115,8 @@ class ChatClient:
         self._pool.shutdown(wait=False)
         self._client.close()
 
-    def complete(self, system: str, text: str, prompt_version: str) -> Reply:
+    def complete(self, system: str, text: str, prompt_version: str,
+                 accept: Optional[Callable[[str], bool]] = None) -> Reply:
         """Answer one request, from the cache when it holds it.
 
         Args:
@@ -123,6 +124,10 @@ class ChatClient:
             text: The user message (the input).
             prompt_version: Names the prompt; part of the cache key, so a new prompt is
                 never answered from an old one's cache.
+            accept: Whether the caller can use an answer (it parses, it holds what was asked
+                for). Only accepted answers are cached, and a cached answer it refuses is
+                asked for again: a server that answered badly once is not believed for ever.
+                Default ``None``: every answer.
 
         Raises:
             LLMError: the request failed after its retries, or was refused.
@@ -130,23 +135,25 @@ class ChatClient:
         key = cache_key(self.config.model, prompt_version, text)
         if self.cache is not None:
             hit = self.cache.get(key)
-            if hit is not None and isinstance(hit.get("text"), str):
+            if hit is not None and isinstance(hit.get("text"), str) and (accept is None or accept(hit["text"])):
                 return Reply(hit["text"], cached=True)
         reply = self._send(system, text)
-        if self.cache is not None:
+        if self.cache is not None and (accept is None or accept(reply.text)):
             self.cache.put(key, {"model": self.config.model, "prompt_version": prompt_version, "text": reply.text,
                                  "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens})
         return reply
 
-    def complete_many(self, requests: Sequence[Request]) -> List[Union[Reply, LLMError]]:
-        """Answer ``requests`` concurrently (within the process's limits), in order.
+    def complete_many(self, requests: Sequence[Request],
+                      accept: Optional[Callable[[str], bool]] = None) -> List[Union[Reply, LLMError]]:
+        """Answer ``requests`` concurrently (within the process's limits), in order; ``accept``
+        as in :meth:`complete`.
 
         A request that fails gives its :class:`LLMError` in its place; anything else (a
         cancellation, a bug) propagates.
         """
         def one(request: Request) -> Union[Reply, LLMError]:
             try:
-                return self.complete(*request)
+                return self.complete(*request, accept=accept)
             except LLMError as exc:
                 return exc
 

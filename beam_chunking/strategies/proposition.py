@@ -134,7 +134,8 @@ class PropositionChunker(ChatModelChunker):
             return [], usage
         version = self.prompt_version
         replies = shared_client(self.llm_config).complete_many(
-            [(self.prompt, doc.text[p.start:p.end], version) for p in passages])
+            [(self.prompt, doc.text[p.start:p.end], version) for p in passages],
+            accept=lambda answer: bool(self._propositions(answer)[0]))
         chunks: List[Chunk] = []
         for passage, reply in zip(passages, replies):
             found, problem = self.answered(reply, usage, self._propositions)

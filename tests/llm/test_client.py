@@ -126,3 +126,31 @@ def test_the_request_carries_the_configured_model_options_and_the_key_from_the_e
     assert (body["model"], body["temperature"], body["max_tokens"]) == ("test-model", 0.3, 77)
     assert body["messages"] == [{"role": "system", "content": "split"}, {"role": "user", "content": "One."}]
     assert headers["authorization"] == "Bearer sk-from-the-environment"
+
+
+@pytest.mark.parametrize("bad", ["not json at all", '{"propositions": ["cut sh', ""])
+def test_an_answer_the_strategy_refuses_is_not_cached_and_the_fixed_server_is_asked_again(chat_server, tmp_path,
+                                                                                          bad):
+    from beam_chunking.parsers import parse
+    from beam_chunking.registry import get
+    from beam_chunking.types import Document
+
+    doc = parse(Document("d", "d.txt", b"The cat sat. The dog ran.", "text/plain"))
+    strategy = get("proposition", llm=LLMConfig(model="test-model", base_url=chat_server.base_url,
+                                                 cache=str(tmp_path / "cache"), retry_initial_delay=0.01))
+    chat_server.answer = lambda system, user: bad  # a broken server: not JSON, cut short, empty
+    chunks, usage = strategy.chunk_with_usage(doc)
+    assert usage.fallbacks == 1 and [c.metadata["chunk_kind"] for c in chunks] == ["passage"]
+    chat_server.answer = lambda system, user: {"propositions": ["The cat sat.", "The dog ran."]}  # fixed
+    chunks, usage = strategy.chunk_with_usage(doc)
+    assert usage.fallbacks == 0 and chat_server.calls == 2  # asked again, not served the bad answer
+    assert [c.text for c in chunks if c.metadata["chunk_kind"] == "proposition"] == ["The cat sat.", "The dog ran."]
+    strategy.chunk_with_usage(doc)
+    assert chat_server.calls == 2  # the accepted answer is cached
+
+
+def test_a_refused_cached_answer_is_asked_for_again(chat_server, tmp_path):
+    c = client(chat_server, tmp_path)
+    c.complete("split", "One.", "v1")  # cached without a check, as an older version cached everything
+    reply = c.complete("split", "One.", "v1", accept=lambda text: "never" in text)
+    assert not reply.cached and chat_server.calls == 2
