@@ -248,7 +248,10 @@ def commit(output: str, run_id: str, refs: Iterable[ShardRef], schemas: Dict[str
         except Exception as exc:
             raise RuntimeError(f"run {run_id}: a {table} file is missing or incomplete: {exc}") from exc
         tables[table] = [relative_to(output, p) for p in files]
-    previous = read_manifest(output)
+    try:
+        previous = read_manifest(output)
+    except ValueError:  # unreadable: the run was told so when it started, and replaces it
+        previous = None
     temporary = f"{output}/{MANIFEST}.{run_id}.tmp"
     with FileSystems.create(temporary) as f:
         f.write(manifest_json(run_id, tables, rows, fields))

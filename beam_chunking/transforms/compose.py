@@ -1,6 +1,7 @@
 """ChunkFiles: the whole job as one composite transform."""
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any, Optional, Sequence, Union
 
@@ -20,6 +21,7 @@ from beam_chunking.transforms.embed import EmbedChunks
 from beam_chunking.transforms.incremental import (OPTIONS_FINGERPRINT, compare, copy_unchanged, options_fingerprint,
                                                   previous_run, write_stale_changes)
 from beam_chunking.transforms.lease import takes_lease
+from beam_chunking.transforms.manifest import read_manifest
 from beam_chunking.transforms.parse import ParseDocuments
 from beam_chunking.transforms.read import ReadDocuments
 from beam_chunking.transforms.write import SCHEMAS, WriteChunkTable
@@ -27,6 +29,8 @@ from beam_chunking.transforms.write import SCHEMAS, WriteChunkTable
 #: The manifest key saying what each strategy's ``token_count`` counts (``{"structural":
 #: "hf:all-MiniLM-L6-v2-onnx-int8/tokenizer.json tokens (2 special included)"}``).
 TOKEN_COUNT_FIELD = "token_count"
+
+_LOG = logging.getLogger(__name__)
 
 
 def _glob_regex(pattern: str) -> "re.Pattern[str]":
@@ -115,6 +119,11 @@ class ChunkFiles(beam.PTransform):
                                                       TOKEN_COUNT_FIELD: token_count_units(config)})
 
     def expand(self, pbegin):
+        if self.config.overwrite and not self.config.incremental:
+            try:
+                read_manifest(self.config.output)
+            except ValueError as exc:  # said now, not after the whole run
+                _LOG.warning("%s; --overwrite replaces it", exc)
         check_deletions(self.config)  # before any work, the lease included
         # The lease first, so that no other run replaces the previous run's files while this
         # one compares with them and copies the unchanged rows.

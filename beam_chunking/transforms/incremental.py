@@ -53,7 +53,7 @@ from apache_beam.io.filesystem import CompressionTypes, FileMetadata
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsList, TaggedOutput
 
-from beam_chunking.errors import OutputExistsError
+from beam_chunking.errors import ConfigError, OutputExistsError
 from beam_chunking.ids import display_uri, document_id, fingerprint
 from beam_chunking.parsers.compressed import is_gzip
 from beam_chunking.schema import CHANGES, CHANGES_SCHEMA, change_row
@@ -154,7 +154,11 @@ def previous_run(output: str, overwrite: bool = False) -> Optional[PreviousRun]:
             false: it is not a beam-chunking output, so there is nothing to compare with.
     """
     output = output.rstrip("/") or "/"
-    manifest = read_manifest(output)
+    try:
+        manifest = read_manifest(output)
+    except ValueError as exc:
+        raise ConfigError(f"--incremental: {exc}, so there is nothing to compare with; run with --overwrite "
+                          "instead for a full run that replaces the output") from None
     if manifest is None:
         found = existing_files(output)
         if found and not overwrite:

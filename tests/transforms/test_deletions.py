@@ -52,3 +52,16 @@ def test_a_bad_limit_is_one_line(indexed, capsys):
     root, out = indexed
     assert main(["run", "--input", f"{root}/docs/**", "--output", out, "--overwrite", "--max-deletions", "lots"]) == 2
     assert "max_deletions: expected a count such as 3 or a percentage such as 5%, got 'lots'" in capsys.readouterr().err
+
+
+def test_a_damaged_manifest_is_said_at_once_and_overwrite_replaces_it(indexed, capsys, caplog):
+    root, out = indexed
+    with open(os.path.join(out, "_manifest.json"), "w") as f:
+        f.write('{"tables": {"chunks": [')  # cut short, as by a full disk
+    assert main(["run", "--input", f"{root}/docs/**", "--output", out, "--incremental"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a valid manifest" in err and "run with --overwrite instead" in err
+    with caplog.at_level("WARNING"):
+        assert main(["run", "--input", f"{root}/docs/**", "--output", out, "--overwrite"]) == 0
+    assert "not a valid manifest" in caplog.text and "--overwrite replaces it" in caplog.text
+    assert read_table(out, "documents").num_rows == 10
