@@ -246,6 +246,8 @@ def commit(output: str, run_id: str, refs: Iterable[ShardRef], schemas: Dict[str
             with ThreadPoolExecutor(max_workers=min(16, len(files))) as pool:
                 rows[table] = sum(pool.map(_rows_in, files))
         except Exception as exc:
+            if leased:  # a run that took the lease over removed this run's files: say that
+                verify_lease(output, run_id)
             raise RuntimeError(f"run {run_id}: a {table} file is missing or incomplete: {exc}") from exc
         tables[table] = [relative_to(output, p) for p in files]
     try:

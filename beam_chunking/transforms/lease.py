@@ -118,8 +118,11 @@ def _local(output: str) -> bool:
 def _parse(raw: bytes, refreshed: float, generation: Optional[int] = None) -> LeaseInfo:
     try:
         data = json.loads(raw.decode("utf-8"))
+        ttl = float(data["ttl_s"])
+        if not 0 < ttl < 1e9:  # "nan", "inf", 0 or less: a lease that could never expire, or is void
+            raise ValueError(f"ttl_s={data['ttl_s']!r}")
         return LeaseInfo(str(data["run_id"]), str(data["host"]), int(data["pid"]), str(data["started"]),
-                         float(data["ttl_s"]), refreshed, generation)
+                         ttl, refreshed, generation)
     except (ValueError, KeyError, TypeError):
         # Written by hand, or truncated by a full disk: held by an unknown run until it is
         # ttl old, so a damaged file never lets two runs in.
@@ -348,11 +351,13 @@ def acquire(output: str, run_id: str, ttl_s: float = LEASE_TTL_S) -> Lease:
             continue  # released in between
         reason = held.stale_because()
         if reason is None:
-            age = max(0.0, time.time() - held.refreshed)
+            age = time.time() - held.refreshed
+            when = (f"refreshed {age:.0f} s ago" if age > -1 else
+                    f"last refreshed {-age:.0f} s in the future by this machine's clock (clocks apart?)")
             raise OutputLeasedError(
                 f"output {output} is being written by {held.describe()}; wait for it to finish (if it "
-                f"crashed, its lease {lease_path(output)}, refreshed {age:.0f} s ago, expires "
-                f"{held.ttl_s:.0f} s after its last refresh)")
+                f"crashed, its lease {lease_path(output)}, {when}, expires {held.ttl_s:.0f} s after its "
+                "last refresh)")
         if _take_over(output, held, run_id):
             _LOG.warning("output %s: took over the lease of %s, because %s", output, held.describe(), reason)
     raise OutputLeasedError(f"output {output}: could not take the lease {lease_path(output)}; "

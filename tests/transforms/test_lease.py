@@ -86,6 +86,36 @@ def test_an_unreadable_lease_counts_as_held_until_it_expires(tmp_path):
         acquire(str(out), "run-new")
 
 
+@pytest.mark.parametrize("ttl", ["nan", "inf", -5, 0])
+def test_a_lease_that_could_never_expire_counts_as_unreadable(tmp_path, ttl):
+    out = str(tmp_path / "out")
+    write_lease(out, host="another-host", pid=1, ttl_s=ttl)
+    held = read_lease(out)
+    assert held.run_id == "(unreadable lease)" and held.ttl_s == lease.LEASE_TTL_S
+    old = time.time() - lease.LEASE_TTL_S - 1
+    os.utime(os.path.join(out, LEASE), (old, old))
+    acquire(out, "run-new").release()  # it expires like any other
+
+
+def test_a_lease_refreshed_in_the_future_says_so(tmp_path):
+    out = str(tmp_path / "out")
+    write_lease(out, host="another-host", pid=1)
+    ahead = time.time() + 600  # another machine's clock, ten minutes ahead
+    os.utime(os.path.join(out, LEASE), (ahead, ahead))
+    with pytest.raises(OutputLeasedError, match=r"last refreshed 60\d s in the future by this machine's clock"):
+        acquire(out, "run-new")
+
+
+def test_a_run_whose_files_a_takeover_removed_says_it_lost_the_lease(tmp_path):
+    out = str(tmp_path / "out")
+    loser, winner = new_run_id(), new_run_id()
+    ref = documents_file(out, loser, ["a"])
+    os.remove(ref.path)  # what the run that took the lease over swept
+    write_lease(out, run_id=winner)
+    with pytest.raises(OutputLeasedError, match=f"run {loser} lost the lease"):
+        commit(out, loser, [ref], SCHEMAS, "zstd", leased=True)
+
+
 def test_the_lease_is_refreshed_while_its_process_lives(tmp_path):
     out = str(tmp_path / "out")
     held = acquire(out, "run-a", ttl_s=0.5)  # refreshed every 0.1 s
