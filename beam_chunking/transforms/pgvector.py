@@ -30,6 +30,8 @@ and writes, so it leaves the same table.
 from __future__ import annotations
 
 import json
+import logging
+import math
 import operator
 import re
 import struct
@@ -50,6 +52,8 @@ INDEXES = ("hnsw", "ivfflat", None)
 METRICS = {"cosine": "vector_cosine_ops", "l2": "vector_l2_ops", "inner_product": "vector_ip_ops"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
 _STAGE = "beam_chunking_stage"
+
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -187,14 +191,18 @@ def pack_vector(values) -> bytes:
     """pgvector's binary form of a vector: uint16 dimensions, uint16 unused, big-endian float4s.
 
     Raises:
-        ChunkingError: a value is not a number.
+        ChunkingError: a value is not a number, or is NaN or an infinity.
     """
     n = len(values)
     packer = _PACKERS.get(n) or _PACKERS.setdefault(n, struct.Struct(f">HH{n}f"))
     try:
-        return packer.pack(n, 0, *values)
+        packed = packer.pack(n, 0, *values)
     except struct.error as exc:
         raise ChunkingError(f"an embedding must be a list of numbers ({exc})") from None
+    # pgvector refuses NaN and infinities; any of them makes the sum one (one pass).
+    if not math.isfinite(sum(values)):
+        raise ChunkingError("an embedding holds NaN or an infinity")
+    return packed
 
 
 _JSONB_VERSION = b"\x01"
@@ -239,6 +247,26 @@ def _copy_row(row: Dict[str, Any]) -> List[Any]:
     return out
 
 
+def _check_vectors(rows, dimension: Optional[int]) -> None:
+    """Refuse a document whose vectors pgvector would refuse for their dimension, so that it
+    fails alone (:func:`pack_vector` refuses the values).
+
+    Raises:
+        ChunkingError: a vector of another dimension than the table's (or, in a table of any
+            dimension, than the document's other vectors).
+    """
+    want = dimension
+    for row in rows:
+        vector = row.get("embedding")
+        if vector is None:
+            continue
+        n = int.from_bytes(vector[:2], "big") if isinstance(vector, bytes) else len(vector)  # packed: its header
+        if want is None:
+            want = n
+        elif n != want:
+            raise ChunkingError(f"chunk {row.get('chunk_id')}: a {n}-dimensional embedding, expected {want}")
+
+
 _ROW_VALUES = operator.itemgetter(*COLUMNS)
 _META = COLUMNS.index("metadata")
 _EMBEDDING = COLUMNS.index("embedding")
@@ -263,6 +291,7 @@ class _WriteFn(LeanDoFn):
         self.replaced = beam.metrics.Metrics.counter(NAMESPACE, "pgvector_documents_replaced")
         self.deleted = beam.metrics.Metrics.counter(NAMESPACE, "pgvector_documents_deleted")
         self.skipped = beam.metrics.Metrics.counter(NAMESPACE, "pgvector_failures_skipped")
+        self.refused = beam.metrics.Metrics.counter(NAMESPACE, "pgvector_documents_refused")
 
     # -- connection ----------------------------------------------------------------------
     def setup(self):
@@ -325,6 +354,7 @@ class _WriteFn(LeanDoFn):
             raise ConfigError(f"table {self.config.table} lacks the chunks-table columns {missing}", field="table")
         # pgvector keeps a vector(N) column's N as its type modifier (-1: any dimension).
         table_dim = have["embedding"] if have["embedding"] > 0 else None
+        self.table_dim = table_dim or self.config.dimension
         if self.config.dimension and table_dim and table_dim != self.config.dimension:
             raise ConfigError(f"table {self.config.table} has vector({table_dim}) embeddings but "
                               f"dimension={self.config.dimension}", field="dimension")
@@ -354,8 +384,16 @@ class _WriteFn(LeanDoFn):
             # records the failure.
             self.skipped.inc()
             return
-        document_id, rows = _document(element)
-        values = [_copy_row(r) for r in rows]
+        try:
+            document_id, rows = _document(element)
+            values = [_copy_row(r) for r in rows]
+            _check_vectors(rows, self.table_dim)
+        except ChunkingError as exc:
+            # One bad document must not roll back the batch of good ones it would share.
+            self.refused.inc()
+            _LOG.warning("pgvector table %s: document %s not written (the table keeps its earlier rows): %s",
+                         self.config.table, getattr(element, "document_id", "?"), exc)
+            return
         canonical = all(_canonical(r) for r in rows)
         n = max(1, len(rows))
         if self.streaming and canonical:

@@ -112,13 +112,18 @@ def test_changed_documents_are_replaced_and_removed_ones_deleted(pg):
     assert texts(pg, "changes") == expected(version("a", 2), version("c", 1), version("n", 2))
 
 
-def test_a_failed_batch_rolls_back_leaving_the_table_as_before(pg):
+def test_a_bad_vector_fails_only_its_own_document(pg, caplog):
     write(pg, "rollback", [version("a", 1), version("b", 1)], create=True)
-    before = snapshot(pg, "rollback")
-    # One transaction: a's replacement is applied first, then b's 3-dimensional vector fails it.
-    with pytest.raises(Exception, match="rolled back.*expected 4 dimensions, not 3"):
+    before = {row[0]: row for row in snapshot(pg, "rollback")}
+    # One batch: b's 3-dimensional vector would roll back a's replacement with it.
+    with caplog.at_level("WARNING"):
         write(pg, "rollback", [version("a", 2), version("b", 2, bad_vector=True)], dimension=None, batch_size=100)
-    assert snapshot(pg, "rollback") == before
+    after = {row[0]: row for row in snapshot(pg, "rollback")}
+    assert {d: sorted(t for _, t in v) for d, v in texts(pg, "rollback").items()} == {
+        "a": [f"v2 a #{k}" for k in range(5)], "b": [f"v1 b #{k}" for k in range(3)]}
+    assert {k: v for k, v in after.items() if k.startswith("b:")} == {k: v for k, v in before.items() if k.startswith("b:")}
+    assert "document b not written (the table keeps its earlier rows)" in caplog.text
+    assert "a 3-dimensional embedding, expected 4" in caplog.text
 
 
 def rows_of(doc):
@@ -237,13 +242,18 @@ def test_a_first_load_deletes_by_index_not_by_scanning_the_table(pg):
     assert len(snapshot(pg, "first_load")) == 900
 
 
-def test_an_embedding_that_is_not_numbers_fails_with_its_cause(pg):
+@pytest.mark.parametrize("vector, cause", [(["x", 1.0, 2.0, 3.0], "an embedding must be a list of numbers"),
+                                           ([float("nan"), 1.0, 2.0, 3.0], "holds NaN or an infinity")])
+def test_an_embedding_that_is_not_numbers_fails_its_document_with_its_cause(pg, caplog, vector, cause):
     bad = version("a", 1)
     chunk = bad.chunks[0]
     bad = ChunkedDocument(bad.header, 1, (Chunk(chunk.document_id, 0, chunk.start, chunk.end, chunk.text, 2, {},
-                                                ["x", 1.0, 2.0, 3.0]),), "recursive", "fp1")
-    with pytest.raises(Exception, match="an embedding must be a list of numbers"):
-        write(pg, "not_numbers", [bad], create=True)
+                                                vector),), "recursive", "fp1")
+    with caplog.at_level("WARNING"):
+        write(pg, "not_numbers", [bad, version("b", 1)], create=True)
+    assert {d: sorted(t for _, t in v) for d, v in texts(pg, "not_numbers").items()} == {
+        "b": [f"v1 b #{k}" for k in range(3)]}
+    assert "document a not written" in caplog.text and cause in caplog.text
 
 
 def test_text_arrays_and_metadata_round_trip_through_binary_copy(pg):
