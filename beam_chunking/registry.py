@@ -13,6 +13,7 @@ one line of help from the ``Args:`` entry of the class docstring, the unit from 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 import threading
 from dataclasses import dataclass
@@ -196,11 +197,21 @@ def markdown_table(names: Optional[List[str]] = None) -> str:
     return "\n".join(rows)
 
 
-def listing() -> str:
-    """The ``beam-chunking strategies`` text: each strategy, its unit and every option with its
-    default and help."""
+def listing(names: Optional[List[str]] = None) -> str:
+    """The ``beam-chunking strategies [NAME ...]`` text: each strategy (those named, else all),
+    its unit and every option with its default and help.
+
+    Raises:
+        ConfigError: a name that is no strategy, with the closest one.
+    """
+    known = registry()
+    for name in names or ():
+        if name not in known:
+            close = difflib.get_close_matches(name, list(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; choose one of {', '.join(sorted(known))}"
+            raise ConfigError(f"strategy {name!r} is not registered{hint}")
     blocks = []
-    for name, cls in sorted(registry().items()):
+    for name, cls in sorted((n, known[n]) for n in (names or known)):
         unit = unit_of(cls)
         size = "no size limit" if unit == "unbounded" else f"sizes in {unit}"
         lines = [f"{name}  ({cls.__name__}; {size})", f"    {summary(cls)}"]

@@ -156,7 +156,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("run", help="run the chunking pipeline", add_help=False)
-    sub.add_parser("strategies", help="list the strategies with their units and options")
+    sub.add_parser("strategies", help="list the strategies (or those named) with their units and options")
     sub.add_parser("template", help="write a classic Dataflow template (job file)", add_help=False)
     sub.add_parser("inspect", help="sizes, failures and drops of an output, as text or an HTML report",
                    add_help=False)
@@ -172,7 +172,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         if command == "strategies":
             from beam_chunking.registry import listing
 
-            print(listing())
+            try:
+                print(listing([a for a in rest if not a.startswith("-")] or None))
+            except ChunkingError as exc:
+                return _fail(str(exc))
             return EXIT_OK
         if command == "template":
             from beam_chunking.pipelines.templates import template_command

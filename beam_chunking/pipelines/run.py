@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import glob
 import os
 import re
 import threading
@@ -278,6 +279,17 @@ def _run_watched(pipeline: beam.Pipeline, options: PipelineOptions, spec: JobCon
         raise failure[0]
 
 
+def _pattern_hint(pattern: str) -> str:
+    """What a local pattern that matches no file probably meant, as ``"; ..."`` (or ``""``)."""
+    if pattern.startswith("~"):
+        return (f"; a shell does not expand ~ inside quotes: write {os.path.expanduser(pattern)}, or put the ~ "
+                "outside the quotes")
+    if "**" not in pattern and glob.glob(pattern) and all(os.path.isdir(p) for p in glob.glob(pattern)):
+        folder = pattern.rsplit("/", 1)[0] if "/" in pattern else "."
+        return f": it matches only folders; did you mean '{folder}/**' (files in subfolders too)?"
+    return ""
+
+
 def check_paths(spec: JobConfig) -> None:
     """Fail before any work on inputs that match nothing and on an output that is a file.
 
@@ -300,7 +312,7 @@ def check_paths(spec: JobConfig) -> None:
         except Exception as exc:  # Beam raises BeamIOError for an unreadable prefix
             raise ConfigError(f"--input {pattern}: cannot be listed: {exc}") from None
         if not found:
-            raise ConfigError(f"--input {pattern}: matches no file")
+            raise ConfigError(f"--input {pattern}: matches no file{_pattern_hint(pattern) if local else ''}")
     output = spec.output
     if FileSystems.get_scheme(output) is None and os.path.exists(output) and not os.path.isdir(output):
         raise ConfigError(f"--output {output}: is a file, not a folder")

@@ -195,3 +195,22 @@ def test_progress_lines_when_not_a_terminal(tmp_path, monkeypatch, caplog):
 def test_bad_values_are_one_line(args, expected, tmp_path, capsys):
     assert main(["run", "--input", f"{EXAMPLES}/*", "--output", str(tmp_path / "o"), *args]) == EXIT_USAGE
     assert expected in one_line_error(capsys)
+
+
+def test_strategies_name_lists_that_strategy_and_a_wrong_name_gets_a_hint(capsys):
+    assert main(["strategies", "structural", "code"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("code  (CodeChunker;") and "\n\nstructural  (StructuralChunker;" in out
+    assert "recursive  (" not in out
+    assert main(["strategies", "structurl"]) == 2
+    assert "strategy 'structurl' is not registered; did you mean 'structural'?" in capsys.readouterr().err
+
+
+def test_two_pattern_mistakes_get_a_hint(tmp_path, capsys):
+    (tmp_path / "docs" / "guide").mkdir(parents=True)
+    (tmp_path / "docs" / "guide" / "a.md").write_text("# A\n\ntext\n")
+    assert main(["run", "--input", f"{tmp_path}/docs/*", "--output", str(tmp_path / "out")]) == 2
+    assert f"it matches only folders; did you mean '{tmp_path}/docs/**'" in capsys.readouterr().err
+    assert main(["run", "--input", "~/no-such-docs-here/*", "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "a shell does not expand ~ inside quotes: write " + os.path.expanduser("~/no-such-docs-here/*") in err
