@@ -38,7 +38,7 @@ job options:
                             (structural for prose, code, transcript); 'beam-chunking strategies' lists them
   --max-chunk-size N        the strategy's ceiling, in its unit (characters or tokens), overlap included
   --overlap N               shared with the previous chunk, in the same unit
-  --OPTION VALUE            any other strategy option (--tokenizer gpt-4o, --breakpoint-percentile 0.3 ...)
+  --OPTION VALUE            any other strategy option (--tokenizer embedder, --breakpoint-percentile 0.3 ...)
   --token-counter NAME      fills token_count for character strategies: cl100k_base (default) or none
   --decode-errors MODE      text that is neither UTF-8 nor a legacy encoding charset-normalizer
                             recognises: strict (default: the document fails) or replace (U+FFFD)

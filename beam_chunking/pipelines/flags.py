@@ -7,8 +7,10 @@ know, and the job is refused with the closest known spelling.
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
+import io
 import logging
 import os
 from typing import Iterable, List, Sequence
@@ -61,10 +63,16 @@ def check_flags(argv: Sequence[str]) -> None:
     beam_log = logging.getLogger(_BEAM_OPTIONS_LOG)
     level = beam_log.level
     beam_log.setLevel(logging.ERROR)
+    usage = io.StringIO()
     try:
-        options = PipelineOptions(list(argv))
-        known = options.get_all_options()
-        given = options.get_all_options(retain_unknown_options=True)
+        # Beam's parser prints its whole usage (about 170 lines) before the one that matters.
+        with contextlib.redirect_stderr(usage):
+            options = PipelineOptions(list(argv))
+            known = options.get_all_options()
+            given = options.get_all_options(retain_unknown_options=True)
+    except SystemExit:
+        last = next((line for line in reversed(usage.getvalue().splitlines()) if line.strip()), "")
+        raise ConfigError(last.split(": error: ", 1)[-1] or "the command line cannot be read") from None
     finally:
         beam_log.setLevel(level)
     unknown = [name for name in given if name not in known]

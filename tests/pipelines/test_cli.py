@@ -214,3 +214,9 @@ def test_two_pattern_mistakes_get_a_hint(tmp_path, capsys):
     assert main(["run", "--input", "~/no-such-docs-here/*", "--output", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "a shell does not expand ~ inside quotes: write " + os.path.expanduser("~/no-such-docs-here/*") in err
+
+
+def test_a_bad_value_of_a_beam_option_is_one_line(tmp_path, capsys):
+    assert main(["run", "--input", f"{EXAMPLES}/*", "--output", str(tmp_path / "o"), "--direct_num_workers", "abc"]) == 2
+    err = capsys.readouterr().err
+    assert err == "beam-chunking: argument --direct_num_workers: invalid int value: 'abc'\n"
