@@ -155,7 +155,7 @@ def decode_text(data: bytes, *, uri: str = "", document_id: Optional[str] = None
             raise DecodeError(
                 f"invalid {encoding.upper()} at byte offset {exc.start + skipped} "
                 f"({body[exc.start:exc.end]!r}: {exc.reason}); fix the file or run with "
-                "decode_errors='replace' to keep it with U+FFFD replacements",
+                "--decode-errors replace to keep it, bad bytes as U+FFFD",
                 document_id=document_id,
                 uri=uri,
             ) from None
@@ -276,7 +276,8 @@ def decode(data: bytes, *, uri: str = "", document_id: Optional[str] = None, err
         else:
             why = (f"not UTF-8 (byte offset {offset}: {sequence!r}, {first.reason}) and not text in any legacy "
                    "encoding charset-normalizer knows; convert it to UTF-8")
-        raise DecodeError(f"{why} or run with decode_errors='replace' to keep it with U+FFFD replacements",
+        raise DecodeError(f"{why} or run with --decode-errors replace to keep it, bad "
+                          "bytes as U+FFFD",
                           document_id=document_id, uri=uri)
     text, replaced = _replaced(body, encoding)
     return Decoded(text, encoding, 0.0, replaced)

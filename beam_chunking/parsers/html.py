@@ -159,8 +159,8 @@ def _decode(doc: Document, errors: str) -> Decoded:
     except UnicodeDecodeError as exc:
         if errors == "strict":
             raise DecodeError(
-                f"invalid {codec} at byte offset {exc.start}; run with decode_errors='replace' "
-                "to keep it with U+FFFD replacements", document_id=doc.id, uri=doc.uri) from None
+                f"invalid {codec} at byte offset {exc.start}; run with --decode-errors replace "
+                "to keep it, bad bytes as U+FFFD", document_id=doc.id, uri=doc.uri) from None
         text = doc.data.decode(codec, errors="replace")
         return Decoded(text, codec, 1.0, text.count("\ufffd"))
 

@@ -99,7 +99,7 @@ def parse_rtf(doc: Document, *, errors: str = "strict", limits: ParseLimits = DE
         text = striprtf.rtf_to_text(_HEX_RUN.sub("", rtf), encoding=code_page, errors=policy)
     except UnicodeDecodeError as exc:
         raise ParseError(f"RTF: byte {exc.object[exc.start:exc.end]!r} is not defined in code page {code_page} "
-                         "(pass errors='replace' to read it as U+FFFD)", document_id=doc.id, uri=doc.uri) from None
+                         "(run with --decode-errors replace to read it as U+FFFD)", document_id=doc.id, uri=doc.uri) from None
     except LookupError as exc:  # a font's \fcharset naming a codec Python lacks
         raise ParseError(f"RTF: unknown code page ({exc})", document_id=doc.id, uri=doc.uri) from None
     out = HeadingSections(max_chars=limits.max_text_chars)

@@ -24,8 +24,13 @@ def reason(message: str, uri: str) -> str:
         text = text[len(uri) + 2:]
     if len(text) <= REASON_WIDTH:
         return text
-    cut = text[:REASON_WIDTH - 1]
-    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:") + "…"
+    # What to do comes last ("...; fix the file or run with --decode-errors replace ..."): keep
+    # it whole and cut the description before it instead.
+    at = max(text.rfind(" or run with "), text.rfind(" or pass "), text.rfind("; "))
+    advice = text[at:].lstrip(";") if at > 0 and len(text) - at <= REASON_WIDTH - 30 else ""
+    room = REASON_WIDTH - len(advice) - 1
+    cut = text[:room]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:") + "…" + advice
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")

@@ -176,7 +176,7 @@ def test_random_bytes_fail_in_one_line_naming_the_offset():
         decode(data, uri="noise.txt")
     message = str(caught.value)
     assert message.startswith("noise.txt: not UTF-8 (byte offset ") and "\n" not in message
-    assert "not text in any legacy encoding" in message and "decode_errors='replace'" in message
+    assert "not text in any legacy encoding" in message and "--decode-errors replace" in message
     replaced = decode(data, errors="replace")
     assert replaced.encoding == "utf-8" and replaced.confidence == 0.0
     assert replaced.replacements == replaced.text.count("\ufffd") > 100
@@ -289,7 +289,7 @@ def test_python_cjk_test_files_decode_exactly_or_fail_clearly(name):
         with pytest.raises(DecodeError) as caught:
             decode(data, uri=f"{name}.txt")
         message = str(caught.value)
-        assert "ambiguous" in message and name in message and "decode_errors='replace'" in message
+        assert "ambiguous" in message and name in message and "--decode-errors replace" in message
         assert "\n" not in message
     else:
         decoded = decode(data, uri=f"{name}.txt")
@@ -361,8 +361,8 @@ def test_ambiguous_bytes_fail_in_one_line_naming_the_candidates():
     message = str(caught.value)
     assert message.startswith("short.txt: not UTF-8 (byte offset 0: ") and "\n" not in message
     assert "ambiguous: it reads as different text in " in message and "big5hkscs" in message
-    assert message.endswith("convert it to UTF-8 from the right one or run with decode_errors='replace' to keep "
-                            "it with U+FFFD replacements")
+    assert message.endswith("convert it to UTF-8 from the right one or run with --decode-errors replace "
+                            "to keep it, bad bytes as U+FFFD")
     detected = detect(data)
     assert detected.encoding is None and "big5hkscs" in detected.candidates and detect_encoding(data) is None
     replaced = decode(data, errors="replace")

@@ -37,3 +37,13 @@ def test_causes_differ_by_kind_not_by_their_numbers():
         failure_cause(row("parsing was stopped after 45.9 s (over limits.max_parse_seconds=30)", uri="/in/b.pdf"))
     assert failure_cause(row("symbolic link to a folder (to /x); not followed", "SkippedInput")) != \
         failure_cause(row("symbolic link points outside the input root (to /y); not followed", "SkippedInput"))
+
+
+def test_a_long_reason_keeps_its_advice_whole():
+    uri = "docs/a.txt"
+    message = (f"{uri}: not UTF-8 (byte offset 10: b'\\xff', invalid start byte) and not text in any legacy "
+               "encoding charset-normalizer knows; convert it to UTF-8 or run with --decode-errors replace to "
+               "keep it, bad bytes as U+FFFD")
+    got = reason(message, uri)
+    assert len(got) <= REASON_WIDTH and got.startswith("not UTF-8 (byte offset 10")
+    assert got.endswith("… or run with --decode-errors replace to keep it, bad bytes as U+FFFD")
