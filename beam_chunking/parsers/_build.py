@@ -151,6 +151,15 @@ class TextBuilder:
                               dropped=tuple(self._dropped.items()), boxes=tuple(self._boxes) + tuple(boxes))
 
 
+#: The drop label of a table without a word in any cell (a layout grid, a placeholder).
+EMPTY_TABLE = "empty table"
+
+
+def empty_table(rows: Sequence[Sequence[str]]) -> bool:
+    """Whether no cell of ``rows`` holds text: such a table would be a chunk of pipes."""
+    return not any(str(cell).strip() for row in rows for cell in row)
+
+
 def markdown_table(rows: Sequence[Sequence[str]], *, header: bool = True, caption: str = "") -> str:
     """Render rows of cell texts as a Markdown pipe table.
 

@@ -15,7 +15,7 @@ import re
 from typing import Dict, FrozenSet, List, Optional
 
 from beam_chunking.errors import ParseError
-from beam_chunking.parsers._build import HeadingSections, collapse, markdown_table
+from beam_chunking.parsers._build import EMPTY_TABLE, HeadingSections, collapse, empty_table, markdown_table
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers._zipsafe import open_container
 from beam_chunking.parsers.drops import KEEP_NOTHING
@@ -113,7 +113,11 @@ def parse_docx(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
     for number, block in enumerate(document.iter_inner_content(), start=1):
         check_time(f"block {number}")
         if hasattr(block, "rows"):
-            out.unit(markdown_table(_table_rows(block)), "table")
+            rows = _table_rows(block)
+            if empty_table(rows):
+                out.builder.drop(EMPTY_TABLE, markdown_table(rows))
+            else:
+                out.unit(markdown_table(rows), "table")
             continue
         text = collapse(block.text)
         if not text:

@@ -13,7 +13,7 @@ import io
 from typing import FrozenSet, List
 
 from beam_chunking.errors import ParseError
-from beam_chunking.parsers._build import TextBuilder, clean, collapse, markdown_table
+from beam_chunking.parsers._build import EMPTY_TABLE, TextBuilder, clean, collapse, empty_table, markdown_table
 from beam_chunking.parsers._optional import require
 from beam_chunking.parsers._zipsafe import open_container
 from beam_chunking.parsers.drops import KEEP_NOTHING
@@ -21,17 +21,20 @@ from beam_chunking.parsers.limits import DEFAULT_LIMITS, ParseLimits, check_time
 from beam_chunking.types import Document, ParsedDocument
 
 
-def _shape_texts(shapes, skip, group) -> List[str]:
+def _shape_texts(shapes, skip, group, builder: TextBuilder) -> List[str]:
     out: List[str] = []
     ordered = sorted(shapes, key=lambda s: (s.top if s.top is not None else 0, s.left if s.left is not None else 0))
     for shape in ordered:
         if shape is skip or (skip is not None and shape.shape_id == skip.shape_id):
             continue
         if shape.shape_type == group:
-            out.extend(_shape_texts(shape.shapes, None, group))
+            out.extend(_shape_texts(shape.shapes, None, group, builder))
         elif getattr(shape, "has_table", False) and shape.has_table:
             rows = [[collapse(cell.text) for cell in row.cells] for row in shape.table.rows]
-            out.append(markdown_table(rows))
+            if empty_table(rows):
+                builder.drop(EMPTY_TABLE, markdown_table(rows))
+            else:
+                out.append(markdown_table(rows))
         elif shape.has_text_frame:
             lines = [collapse(p.text) for p in shape.text_frame.paragraphs]
             out.append("\n".join(line for line in lines if line))
@@ -67,7 +70,7 @@ def parse_pptx(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
         title_shape = slide.shapes.title
         title = " ".join(collapse(title_shape.text).split()) if title_shape is not None else ""
         path = (title,) if title else ()
-        body = _shape_texts(slide.shapes, title_shape, group)
+        body = _shape_texts(slide.shapes, title_shape, group, builder)
         text = "\n\n".join([title] + body if title else body)
         if len(text) > limits.max_page_chars:
             raise exceeded(limits, "max_page_chars", f"PPTX: slide {number} has {len(text)} characters")

@@ -88,3 +88,9 @@ def test_styles_are_resolved_once_as_python_docx_resolves_them():
     parsed = parse(many_styles_docx(5_000, 5_000))
     assert time.monotonic() - started < 10
     assert parsed.text.startswith("paragraph 0 of many") and parsed.text.endswith("paragraph 4999 of many")
+
+
+def test_an_empty_table_is_dropped_and_counted():
+    doc = parse(docx_bytes([("p", "Before."), ("table", [["", ""], ["", ""]]), ("p", "After.")]))
+    assert section_texts(doc) == ["Before.\n\nAfter."] and "|" not in doc.text
+    assert dict(doc.dropped)["empty table"] > 0

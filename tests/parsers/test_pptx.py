@@ -35,3 +35,9 @@ def test_slides_titles_notes_and_tables():
 def test_slide_cap():
     with pytest.raises(ParseError, match="3 slides exceed max_pages=2"):
         parse(pptx_bytes(SLIDES), limits=ParseLimits(max_pages=2))
+
+
+def test_an_empty_table_is_dropped_and_counted():
+    doc = parse(pptx_bytes([{"title": "Grid", "table": [["", ""], ["", ""]]}, {"body": "Words."}]))
+    assert "|" not in doc.text and dict(doc.dropped)["empty table"] > 0
+    assert section_texts(doc) == ["Grid", "Words."]
