@@ -28,7 +28,7 @@ if __name__ == "__main__":
     digests = {}
     for name, extra in modes.items():
         out = f"/tmp/cmp-{name}"
-        s = run(job + ["--output", out, "--overwrite", "--max-failures", "100%"] + extra)
+        s = run(job + ["--output", out, "--overwrite", "--max-deletions", "100%", "--max-failures", "100%"] + extra)
         rows = {}
         for table, key in (("chunks", "chunk_id"), ("documents", "document_id")):
             t = read_table(out, table).drop_columns(["embedding"]) if table == "chunks" else read_table(out, table)

@@ -33,14 +33,16 @@ WINDOW = 256  # the embedder's default max_tokens
 
 
 class BareSession:
-    """The model and tokenizer loaded directly; :meth:`embed` returns normalised vectors."""
+    """The model and tokenizer loaded directly; :meth:`embed` returns normalised vectors,
+    mean-pooled (``pooling="mean"``) or the first token's (``"cls"``)."""
 
-    def __init__(self, model_path: str, tokenizer_path: str):
+    def __init__(self, model_path: str, tokenizer_path: str, threads: int = 1, pooling: str = "mean"):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
+        self.pooling = pooling
         options = ort.SessionOptions()
-        options.intra_op_num_threads, options.inter_op_num_threads = 1, 1
+        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
         self.session = ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         names = [o.name for o in self.session.get_outputs()]
@@ -71,7 +73,10 @@ class BareSession:
                 mask[row, :len(seqs[i])] = 1
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             (hidden,) = self.session.run([self.output], {n: v for n, v in feeds.items() if n in self.inputs})
-            pooled = (hidden * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+            if self.pooling == "cls":
+                pooled = hidden[:, 0]
+            else:
+                pooled = (hidden * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
             if out.shape[1] == 0:
                 out = np.zeros((len(seqs), pooled.shape[1]), dtype=np.float32)
             out[group] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)

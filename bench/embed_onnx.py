@@ -9,7 +9,7 @@ Both sides embed the same unique sentences of the Debian Reference's plain-text 
 
 - the bare session: the model file and ``tokenizer.json`` loaded straight into onnxruntime
   and ``tokenizers``, every text tokenized in one ``encode_batch``, sorted by length, cut into
-  passes of at most :data:`BATCH` sequences and :data:`BUDGET` padded tokens, the first
+  passes of at most ``bench/embed_bare.py``'s ``BATCH`` sequences and ``BUDGET`` padded tokens, the first
   token's vector taken and L2-normalised: nothing an embedder could leave out;
 - ``minilm(pooling="cls", threads=N).embed(texts)``, one call with every text.
 
@@ -29,56 +29,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from bench.embed import book_text  # noqa: E402  (the path above makes bench importable)
+from bench.embed_bare import BareSession  # noqa: E402
 from bench.interleave import Impl, ratio, run_interleaved, table  # noqa: E402
 
-#: Sequences and padded tokens per pass of the bare session: the embedder's defaults, fixed
-#: here so that tuning the embedder never moves its baseline.
-BATCH, BUDGET = 32, 2048
 WINDOW = 256  # the packaged model's window (no configuration beside it: the default)
-
-
-class BareCLS:
-    """MiniLM loaded directly; :meth:`embed` returns normalised first-token vectors."""
-
-    def __init__(self, model_path: str, tokenizer_path: str, threads: int):
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
-        self.session = ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
-        self.inputs = {i.name for i in self.session.get_inputs()}
-        self.tokenizer = Tokenizer.from_file(tokenizer_path)
-        self.tokenizer.no_truncation()
-        self.tokenizer.no_padding()
-
-    def lengths(self, texts):
-        return [len(e.ids) for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=True)]
-
-    def embed(self, texts):
-        seqs = [e.ids for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=True)]
-        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
-        out = None
-        k = 0
-        while k < len(order):
-            group = [order[k]]
-            while (k + len(group) < len(order) and len(group) < BATCH
-                   and (len(group) + 1) * len(seqs[order[k + len(group)]]) <= BUDGET):
-                group.append(order[k + len(group)])
-            k += len(group)
-            longest = len(seqs[group[-1]])
-            ids = np.zeros((len(group), longest), dtype=np.int64)
-            mask = np.zeros_like(ids)
-            for row, i in enumerate(group):
-                ids[row, :len(seqs[i])] = seqs[i]
-                mask[row, :len(seqs[i])] = 1
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            (hidden,) = self.session.run(["last_hidden_state"], {n: v for n, v in feeds.items() if n in self.inputs})
-            first = hidden[:, 0]
-            if out is None:
-                out = np.zeros((len(seqs), first.shape[1]), dtype=np.float32)
-            out[group] = first / np.linalg.norm(first, axis=1, keepdims=True)
-        return out
 
 
 def sentences(limit: int, fits):
@@ -101,7 +55,7 @@ def main(argv=None) -> int:
 
     from beam_chunking.embeddings import minilm, minilm_paths
 
-    bare = BareCLS(*minilm_paths(), threads=args.threads)
+    bare = BareSession(*minilm_paths(), threads=args.threads, pooling="cls")
     texts = sentences(args.sentences, lambda ts: [n <= WINDOW for n in bare.lengths(ts)])
     embedder = minilm(pooling="cls", threads=args.threads)
     impls = [Impl("bare onnxruntime, length-sorted batches, CLS", lambda: bare.embed(texts)),

@@ -105,7 +105,7 @@ def timed_job(docs: str, out: str, extra: List[str], strategy: str = "sentence")
     """One run of the CLI's job; returns its RunSummary (``.seconds`` is the wall time)."""
     from beam_chunking.pipelines.run import run
 
-    return run(["--input", f"{docs}/*", "--output", out, "--overwrite", "--strategy", strategy] + extra)
+    return run(["--input", f"{docs}/*", "--output", out, "--overwrite", "--max-deletions", "100%", "--strategy", strategy] + extra)
 
 
 def mp_args(n: int) -> List[str]:

@@ -57,7 +57,7 @@ def _hook(event, args):
         _seen.add("write")
         os.write(2, b"@@write %.6f\n" % time.time())
 sys.addaudithook(_hook)
-sys.argv = ["beam-chunking", "run", "--input", _input, "--output", sys.argv[2], "--overwrite"]
+sys.argv = ["beam-chunking", "run", "--input", _input, "--output", sys.argv[2], "--overwrite", "--max-deletions", "100%"]
 from beam_chunking.pipelines.cli import console_main
 console_main()
 """

@@ -271,7 +271,7 @@ def pipeline_row(corpus, groups, rounds):
                 return res
 
             def job(counter, dest):
-                argv = ["--input", pattern, "--output", dest, "--overwrite", "--strategy", "recursive",
+                argv = ["--input", pattern, "--output", dest, "--overwrite", "--max-deletions", "100%", "--strategy", "recursive",
                         "--max-chunk-size", str(SIZE), "--overlap", str(OVERLAP), "--token-counter", counter]
                 return lambda: run(argv)
 

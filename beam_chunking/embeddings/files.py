@@ -22,6 +22,7 @@ import threading
 from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 from beam_chunking.errors import ConfigError, require_extra
+from beam_chunking.llm.cache import write_atomically
 
 #: The configuration files read next to a model, in the order :func:`configured_max_tokens`
 #: trusts them, each with the key that gives the model's window in tokens.
@@ -112,16 +113,7 @@ def _copy(client, uri: str, target: str, required: bool) -> Optional[str]:
         return None
     if os.path.isfile(target) and blob.size is not None and os.path.getsize(target) == blob.size:
         return target  # another process on this machine copied it already
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".part-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            blob.download_to_file(f)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(target, blob.download_to_file)
     return target
 
 

@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 import tempfile
-from typing import Any, Dict, Optional
+from typing import Any, BinaryIO, Callable, Dict, Optional
 
 from beam_chunking.errors import require_extra
 
@@ -19,6 +19,22 @@ def cache_key(model: str, prompt_version: str, text: str) -> str:
     """Hex SHA-256 naming the answer to ``text`` under a model and a prompt version."""
     payload = json.dumps([model, prompt_version, text], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def write_atomically(path: str, write: Callable[[BinaryIO], Any]) -> None:
+    """Write ``path`` whole or not at all: ``write(file)`` fills a temporary file beside it,
+    which then replaces ``path`` (readers in other processes never see half a file). The
+    folder is created when missing; the temporary file is removed if ``write`` fails."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 class ResponseCache:
@@ -60,14 +76,4 @@ class ResponseCache:
         if self._bucket is not None:
             self._bucket.blob(self._prefix + self._name(key)).upload_from_string(data, content_type="application/json")
             return
-        path = os.path.join(self.location, self._name(key))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_atomically(os.path.join(self.location, self._name(key)), lambda f: f.write(data))
