@@ -97,3 +97,10 @@ def test_strategy_none_on_the_command_line(tmp_path):
     spec_file.write_text("routes: {text/markdown: sentence}\n")
     _, spec = pipeline_options(["--config", str(spec_file), "--input", "x", "--output", "o", "--strategy", "none"])
     assert spec.strategy == Router({"text/markdown": get("sentence")}, default=None)
+
+
+def test_embed_context_on_the_command_line_keeps_non_ascii_text_and_reads_newlines():
+    from beam_chunking.pipelines.run import pipeline_options
+
+    _, spec = pipeline_options(["--input", "x", "--output", "o", "--embed-context", "{title} — Überblick\\n\\n{text}"])
+    assert spec.embed_context == "{title} — Überblick\n\n{text}"

@@ -111,9 +111,14 @@ def _copy(client, uri: str, target: str, required: bool) -> Optional[str]:
         if required:
             raise ConfigError(f"{uri}: no such object; check the bucket and path", field="model_path")
         return None
-    if os.path.isfile(target) and blob.size is not None and os.path.getsize(target) == blob.size:
-        return target  # another process on this machine copied it already
+    # Which version of the object the copy is: a model re-exported to the same path has
+    # another generation and checksum, very often the same size.
+    version = f"{blob.generation}:{blob.md5_hash or blob.crc32c}:{blob.size}".encode()
+    marker = target + ".version"
+    if os.path.isfile(target) and os.path.isfile(marker) and open(marker, "rb").read() == version:
+        return target  # another process on this machine copied this version already
     write_atomically(target, blob.download_to_file)
+    write_atomically(marker, lambda f: f.write(version))
     return target
 
 

@@ -269,7 +269,10 @@ class OnnxEmbedder:
     vocab_path: Optional[str] = None
     lowercase: bool = True
     # Keyword-only from here on: a new option left at its default is left out of the
-    # options fingerprint (beam_chunking.ids), so existing configurations keep theirs.
+    # options fingerprint (beam_chunking.ids), so existing configurations keep theirs. Not
+    # max_tokens, whose default changed from 256 to None (read from the model's files): a
+    # configuration that named no max_tokens gets a new fingerprint, and an incremental run
+    # embeds again, rightly when the window read is not 256 (tested).
     max_tokens: Optional[int] = field(default=None, kw_only=True)
     window_overlap_tokens: int = 64
     output_name: str = "last_hidden_state"

@@ -169,7 +169,7 @@ def _read_page(pdf, index: int, doc: Document, limits: ParseLimits, raw, ocr: st
         page.close()
     if tables:
         lines = [line for line in lines if not any(holds(table.box, line) for table in tables)]
-    return _Page(width, lines, tables, confidence, rotation if rotation in (90, 180, 270) else 0, height)
+    return _Page(width, lines, tables, confidence, rotation, height)
 
 
 def _tables(page, textpage, index: int, lines: List[Line]) -> List[Any]:

@@ -370,7 +370,7 @@ def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = 
     apart = apart or set()
     # Right-to-left pages are read mirrored, so that the rules above (indents, lines that
     # ended early) hold as written; the blocks get their lines back as drawn.
-    flipped = {page: _flip_axis(widths, page, lines) for page, lines in enumerate(pages) if _right_to_left(lines)}
+    flipped = {page: _flip_axis(widths, page) for page, lines in enumerate(pages) if _right_to_left(lines)}
     if flipped:
         pages, apart = _mirrored(pages, flipped, apart)
     runs = [run for page, lines in enumerate(pages) for run in _runs(page, lines)]
@@ -380,6 +380,7 @@ def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = 
     open_run: Optional[_Run] = None
     held: List[Block] = []  # footnotes waiting for the paragraph they interrupt to end
     captioned: Optional[Block] = None  # a paragraph that stopped mid-sentence where a caption began
+    captioned_run: Optional[_Run] = None  # the run of its last line
 
     def close() -> None:
         nonlocal open_block
@@ -425,7 +426,7 @@ def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = 
                         continue
                 if (captioned is not None and out and out[-1] is captioned
                         and run.page <= captioned.lines[-1][0] + 1
-                        and _continues(captioned.lines[-1][1], _run_of(runs, captioned), line, run, metrics)):
+                        and _continues(captioned.lines[-1][1], captioned_run, line, run, metrics)):
                     # The caption (or small print) interrupted this paragraph: it goes on
                     # here, and the caption follows it.
                     held.append(open_block)
@@ -435,7 +436,7 @@ def blocks(pages: Sequence[Sequence[Line]], widths: Optional[Sequence[float]] = 
                     continue
                 interrupted = open_block if _interrupts(open_block, line, metrics) else None
                 close()
-                captioned = interrupted
+                captioned, captioned_run = interrupted, open_run
             open_block = Block(_kind(line, metrics), [(run.page, line)])
             open_run = run
     close()
@@ -454,7 +455,7 @@ def _right_to_left(lines: Sequence[Line]) -> bool:
     return 2 * rtl > letters
 
 
-def _flip_axis(widths: Optional[Sequence[float]], page: int, lines: Sequence[Line]) -> float:
+def _flip_axis(widths: Optional[Sequence[float]], page: int) -> float:
     """The sum ``x + x'`` of a page's mirror: its width when known."""
     return widths[page] if widths is not None and page < len(widths) else 0.0
 

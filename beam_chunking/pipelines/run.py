@@ -164,7 +164,10 @@ def spec_from_options(opts: ChunkingOptions) -> JobConfig:
     if embed:
         data["embed"] = with_options(data.get("embed"), embed)
     if opts.embed_context is not None:
-        data["embed"] = with_context(data.get("embed"), opts.embed_context.encode().decode("unicode_escape"))
+        # A shell passes "\n" as two characters; only those escapes are read, so that any other
+        # character (an em dash, a non-Latin title) stays as typed.
+        template = opts.embed_context.replace("\\n", "\n").replace("\\t", "\t")
+        data["embed"] = with_context(data.get("embed"), template)
     flags: Dict[str, Any] = {k: option_value(v) for k, v in strategy_flag_values(opts).items()}
     flags.update(option_items(opts.strategy_option or [], "--strategy-option"))
     if opts.strategy is not None and opts.strategy.strip().lower() == "none" and not flags:
@@ -284,7 +287,8 @@ def _pattern_hint(pattern: str) -> str:
     if pattern.startswith("~"):
         return (f"; a shell does not expand ~ inside quotes: write {os.path.expanduser(pattern)}, or put the ~ "
                 "outside the quotes")
-    if "**" not in pattern and glob.glob(pattern) and all(os.path.isdir(p) for p in glob.glob(pattern)):
+    found = glob.glob(pattern) if "**" not in pattern else []
+    if found and all(os.path.isdir(p) for p in found):
         folder = pattern.rsplit("/", 1)[0] if "/" in pattern else "."
         return f": it matches only folders; did you mean '{folder}/**' (files in subfolders too)?"
     return ""

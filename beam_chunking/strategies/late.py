@@ -84,7 +84,7 @@ class LateChunker(UsesEmbedder, Chunker):
         if not hasattr(self._model, "embed_tokens"):
             # A hosted model (or any sentence embedder) returns one vector per text; late
             # chunking pools per-token vectors, which only a local model gives.
-            name = getattr(self._model, "name", type(self._model).__name__)
+            name = embedder_label(self._model)
             raise ConfigError(f"LateChunker.embedder: late chunking pools token vectors and {name!r} gives one vector "
                               "per text (a hosted model cannot give token vectors); use minilm or an ONNX model",
                               field="embedder")

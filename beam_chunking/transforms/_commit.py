@@ -24,6 +24,7 @@ deletes them one by one.
 """
 from __future__ import annotations
 
+import functools
 import glob
 import logging
 import os
@@ -31,7 +32,7 @@ import posixpath
 import re
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from typing import Dict, Iterable, List, Optional
+from typing import Dict, Iterable, List, Optional, Tuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -146,12 +147,12 @@ def _garbage(output: str, run_id: str, previous: Optional[dict], committed: List
     garbage += _expanded(output, folders)
     if previous is not None and manifest_run(previous) != run_id:
         named = [join(output, p) for files in previous["tables"].values() for p in files if isinstance(p, str)]
-        outside = [path for path in named if not owned(output, path)]
+        outside = {path for path in named if not owned(output, path)}
         if outside:
             # An output copied from elsewhere, or a manifest someone wrote: what it names
             # outside this output's table folders belongs to someone else.
             _LOG.warning("the previous manifest names %d file(s) outside %s's table folders, such as %s: "
-                         "left in place", len(outside), output, outside[0])
+                         "left in place", len(outside), output, min(outside))
         garbage += [path for path in named if path not in outside
                     and f"/{run_id}/" not in path and not any(path.startswith(f + "/") for f in folders)]
     return garbage + _legacy(output) + _stale_temporaries(output, run_id)
@@ -170,7 +171,14 @@ def owned(output: str, path: str) -> bool:
     if FileSystems.get_scheme(path) is not None:
         return False
     where = os.path.realpath(path)
-    return any(where.startswith(os.path.realpath(os.path.join(output, table)) + os.sep) for table in TABLES)
+    return where.startswith(_table_roots(output, os.getcwd()))
+
+
+@functools.lru_cache(maxsize=8)
+def _table_roots(output: str, cwd: str) -> Tuple[str, ...]:
+    """The resolved table folders of a local output, each ending with a separator (resolved
+    once per output, not once per file a manifest names)."""
+    return tuple(os.path.realpath(os.path.join(output, table)) + os.sep for table in TABLES)
 
 
 def _named_folders(output: str, manifest: Optional[dict]) -> set:

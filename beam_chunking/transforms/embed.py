@@ -24,6 +24,8 @@ class _Handle:
             embedder.setup()
         self.embedder = embedder
         self.dimension = int(embedder.dimension)
+        # What its vectors are recorded as, worked out once: it is compared for every chunk.
+        self.label = embedder_label(embedder)
 
 
 class _EmbedFn(LeanDoFn):
@@ -63,7 +65,7 @@ class _EmbedFn(LeanDoFn):
         if chunk.embedding is None:
             return True
         made_by = chunk.metadata.get("embedding_model")
-        if made_by is not None and made_by != embedder_label(self.handle.embedder):
+        if made_by is not None and made_by != self.handle.label:
             return True
         # A vector of the bare text lacks the context; late chunking's carry their document's.
         return self.context is not None and made_by is not None and not chunk.metadata.get("late_chunking")
@@ -72,7 +74,7 @@ class _EmbedFn(LeanDoFn):
         docs, self.pending, self.todo = self.pending, [], 0
         if not docs:
             return
-        dim, name = self.handle.dimension, embedder_label(self.handle.embedder)
+        dim, name = self.handle.dimension, self.handle.label
         ready, failed = [], []
         for doc in docs:
             bad = [c for c in doc.chunks if c.embedding is not None and not self._needs(c) and len(c.embedding) != dim]
@@ -165,5 +167,5 @@ class EmbedChunks(beam.PTransform):
             _EmbedFn(self.embedder, self.batch_size, self._shared, across, context=self.context))
 
     def display_data(self):
-        return {"embedder": getattr(self.embedder, "name", type(self.embedder).__name__), "batch_size": self.batch_size,
+        return {"embedder": embedder_label(self.embedder), "batch_size": self.batch_size,
                 "context": self.context or ""}

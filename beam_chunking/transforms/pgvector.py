@@ -200,7 +200,7 @@ def pack_vector(values) -> bytes:
     except struct.error as exc:
         raise ChunkingError(f"an embedding must be a list of numbers ({exc})") from None
     # pgvector refuses NaN and infinities; any of them makes the sum one (one pass).
-    if not math.isfinite(sum(values)):
+    if not math.isfinite(sum(values, 0.0)):  # in float64: float32 values cannot overflow it
         raise ChunkingError("an embedding holds NaN or an infinity")
     return packed
 
@@ -621,12 +621,13 @@ def _document(element) -> Tuple[str, Tuple[Dict[str, Any], ...]]:
     if isinstance(element, DocumentRows):
         stray = [r.get("chunk_id") for r in element.rows if r.get("document_id") != element.document_id]
         if stray:
-            raise ChunkingError(f"rows {stray[:3]} do not belong to the document they were grouped under",
-                                document_id=element.document_id)
+            # A pipeline wired wrong, not a bad document: it must stop the job.
+            raise ValueError(f"rows {stray[:3]} do not belong to the document {element.document_id} they were "
+                             "grouped under")
         # Unique chunk ids: ON CONFLICT cannot touch one row twice in one statement.
         return element.document_id, tuple({r["chunk_id"]: r for r in element.rows}.values())
-    raise ChunkingError(f"WriteToPgVector takes ChunkedDocument, DocumentRows or DeleteDocument elements, "
-                        f"got {type(element).__name__}; group chunk rows by document with GroupChunkRows() first")
+    raise TypeError(f"WriteToPgVector takes ChunkedDocument, DocumentRows or DeleteDocument elements, "
+                    f"got {type(element).__name__}; group chunk rows by document with GroupChunkRows() first")
 
 
 class GroupChunkRows(beam.PTransform):

@@ -237,6 +237,13 @@ def test_a_model_on_gcs_is_copied_once_per_process(tmp_path):
         again = OnnxEmbedder(model_path=f"{root}/bge/onnx/model.onnx", vocab_path=f"{root}/bge/vocab.txt",
                              pooling="mean", cache_dir=cache, max_tokens=32, window_overlap_tokens=16)
         assert again.embed(TEXTS).shape == (len(TEXTS), DIM)
+        # The same path re-exported (same size, new bytes): another process must not reuse the old copy.
+        files._COPIES.clear()
+        changed = bytearray(open(model, "rb").read())
+        changed[-1] ^= 1
+        bucket.blob("bge/onnx/model.onnx").upload_from_string(bytes(changed))
+        fresh = files.local_copy(f"{root}/bge/onnx/model.onnx", cache)
+        assert open(fresh, "rb").read() == bytes(changed)
         with pytest.raises(ConfigError, match="gs://models/bge/missing.onnx: no such object"):
             OnnxEmbedder(model_path=f"{root}/bge/missing.onnx", vocab_path=f"{root}/bge/vocab.txt",
                          cache_dir=cache).setup()
@@ -252,3 +259,12 @@ def test_new_options_at_their_defaults_keep_the_options_fingerprint():
     for changed in ({"pooling": "cls"}, {"passage_prefix": "passage: "}, {"normalize": False}):
         assert fingerprint(OnnxEmbedder(model_path="m.onnx", vocab_path="v", max_tokens=256, **changed)) != \
             fingerprint(before)  # ... and re-embeds when the vectors would change
+
+
+def test_the_options_fingerprint_of_an_explicit_window_is_the_one_older_versions_wrote():
+    from beam_chunking.ids import fingerprint
+
+    # Pinned: the value an output written before these options exist records for this model.
+    assert fingerprint(OnnxEmbedder(model_path="m.onnx", vocab_path="v", max_tokens=256)) == "adec9bc45a39"
+    # A configuration naming no window reads it from the model's files: a new fingerprint.
+    assert fingerprint(OnnxEmbedder(model_path="m.onnx", vocab_path="v")) != "adec9bc45a39"

@@ -340,3 +340,10 @@ def test_a_row_that_cannot_be_sent_fails_its_batch_with_the_documents_named(pg):
     with pytest.raises(Exception, match=r"writing \d+ rows of 2 documents \(s1, s2\).*rolled back"):
         write(pg, "unsendable", [version("s1", 2), DocumentRows("s2", tuple(rows))], batch_size=100)
     assert snapshot(pg, "unsendable") == before
+
+
+def test_a_pipeline_wired_wrong_still_stops_the_job(pg):
+    # Rows not grouped by document are the pipeline's mistake, not one document's: no warning
+    # and a successful job with nothing written.
+    with pytest.raises(Exception, match="group chunk rows by document with GroupChunkRows"):
+        write(pg, "wiring", [{"chunk_id": "d:0000000000", "document_id": "d"}], create=True)
