@@ -65,6 +65,11 @@ class LimitExceeded(ParseError):
         super().__init__(message, **kwargs)
 
 
+class TextTooDense(ChunkingError):
+    """A text holds a run of one character class too long to tokenize in bounded memory
+    (:mod:`beam_chunking.text.pieces`)."""
+
+
 class DecodeError(ParseError):
     """The bytes are not valid in the detected text encoding (message names the byte offset)."""
 

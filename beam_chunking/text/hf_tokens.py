@@ -31,6 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from beam_chunking.errors import ChunkingError
+from beam_chunking.text.pieces import check_piece_lengths
 from beam_chunking.text.spans import skip_space, trim_end
 
 #: Pre-tokenizers that split at every whitespace character and never put whitespace inside a
@@ -108,6 +109,7 @@ class HFTokenIndex:
                  encoding: Any = None):
         self.tokenizer, self.specials, self.start, self.end = tokenizer, specials, start, end
         if encoding is None:
+            check_piece_lengths(text, start, end)
             encoding = tokenizer.encode(text[start:end], add_special_tokens=False)
         offsets = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2) + start
         n = self.n = len(offsets)

@@ -29,6 +29,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from beam_chunking.text.pieces import check_piece_lengths
 from beam_chunking.text.spans import skip_space, trim_end
 
 
@@ -218,7 +219,11 @@ def encode_span(enc, text: str, start: int, end: int) -> np.ndarray:
 
     One call into tiktoken that holds the GIL only to start and to finish, so it runs
     beside a busy Python thread.
+
+    Raises:
+        TextTooDense: the span holds a run too long to encode (:mod:`beam_chunking.text.pieces`).
     """
+    check_piece_lengths(text, start, end)
     # encode_to_numpy skips the Python list; with no allowed specials, special-token
     # strings are encoded as the ordinary text they are, as encode_ordinary does.
     return enc.encode_to_numpy(text[start:end], allowed_special=set(), disallowed_special=())

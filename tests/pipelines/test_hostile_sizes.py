@@ -40,3 +40,20 @@ def test_small_files_that_expand_fail_alone_each_naming_its_cap(tmp_path):
     assert all(docs[name]["status"] == "ok" for name in good)
     chunked = set(read_table(out, "chunks").column("uri").to_pylist())
     assert {u.rsplit("/", 1)[-1] for u in chunked} == set(good)
+
+
+def test_a_run_too_long_to_tokenize_fails_its_document_alone(tmp_path):
+    """A text under max_bytes whose one piece would take the tokenizer gigabytes: its own failure."""
+    from beam_chunking.text.pieces import MAX_PIECE_CHARS
+
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "dense.txt").write_bytes(b"Heading\n\n" + b"z" * (MAX_PIECE_CHARS + 10) + b"\n")
+    (src / "notes.txt").write_bytes(b"Plain notes about the run.")
+    out = str(tmp_path / "out")
+    main(["run", "--input", f"{src}/*", "--output", out])
+    docs = {row["uri"].rsplit("/", 1)[-1]: row for row in read_table(out, "documents").to_pylist()}
+    assert docs["notes.txt"]["status"] == "ok"
+    dense = docs["dense.txt"]
+    assert (dense["status"], dense["error_type"]) == ("failed", "TextTooDense"), dense
+    assert f"more than {MAX_PIECE_CHARS:,} letters in a row, from character 9" in dense["error_message"]
