@@ -28,8 +28,18 @@ def _table(headers: List[str], rows: List[List[str]], indent: str = "  ") -> Lis
     return [fmt(headers), *[fmt(r) for r in rows]]
 
 
+def _short(name: str, width: int = 40) -> str:
+    """``name`` escaped, its middle elided past ``width`` characters: content types and file
+    names differ at their ends (``...wordprocessingml.document``, ``...spreadsheetml.sheet``)."""
+    name = escape_text(name)
+    if len(name) <= width:
+        return name
+    tail = (width - 1) // 2
+    return f"{name[:width - 1 - tail]}\u2026{name[-tail:]}"
+
+
 def _size_rows(groups: Dict[str, SizeStats]) -> List[List[str]]:
-    return [[escape_text(name, 40), str(s.chunks), *[_cell(s.characters[k]) for k in s.characters],
+    return [[_short(name), str(s.chunks), *[_cell(s.characters[k]) for k in s.characters],
              *[_cell(s.tokens[k]) for k in s.tokens]] for name, s in groups.items()]
 
 
@@ -60,8 +70,9 @@ def render_text(ins: Inspection, *, max_chars: Optional[int] = None, max_tokens:
     for title, examples in (("smallest", ins.smallest), ("largest", ins.largest)):
         if examples:
             lines += ["", f"{title} chunks:"]
-            lines += _table(["id", "chars", "tokens", "text"], [[escape_text(e.chunk_id), str(e.characters),
-                            _cell(e.tokens), escape_text(e.text, 60)] for e in examples])
+            lines += _table(["id", "file", "chars", "tokens", "text"], [
+                [escape_text(e.chunk_id), _short(e.uri.rsplit("/", 1)[-1], 30), str(e.characters), _cell(e.tokens),
+                 escape_text(e.text, 60)] for e in examples])
     lines += ["", f"failures: {len(ins.failures)} documents, {len(ins.failure_groups)} reasons"]
     for g in ins.failure_groups:
         lines.append(f"  {g.count} x {g.stage} {g.error_type}: {escape_text(g.example_message, 160)}")
@@ -110,6 +121,13 @@ def inspect_command(argv: List[str]) -> int:
             raise UsageError(f"--top must be >= 0, got {args.top}")
         if "://" not in args.output and not os.path.isdir(args.output):
             raise UsageError(f"{args.output}: no such output folder")
+        if args.html:  # before any work or output: the report's extra is there
+            from beam_chunking.pipelines.report import require_matplotlib
+
+            try:
+                require_matplotlib()
+            except ImportError as exc:
+                raise UsageError(str(exc)) from None
         try:
             ins = inspect_output(args.output, top=args.top)
         except (FileNotFoundError, ValueError, KeyError) as exc:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 #: Percentiles reported for every size distribution, besides the maximum.
 PERCENTILES = (5, 50, 95)
 #: Columns of the chunks table that inspect reads.
-CHUNK_COLUMNS = ["chunk_id", "text", "token_count", "strategy", "content_type"]
+CHUNK_COLUMNS = ["chunk_id", "uri", "text", "token_count", "strategy", "content_type"]
 _NONE = "(none)"
 
 
@@ -72,12 +72,13 @@ class SizeStats:
 
 @dataclass(frozen=True)
 class ChunkExample:
-    """One chunk shown as an extreme: its id, sizes and the start of its text."""
+    """One chunk shown as an extreme: its id, its document's URI, sizes and the start of its text."""
 
     chunk_id: str
     characters: int
     tokens: Optional[int]
     text: str
+    uri: str = ""
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,15 @@ def _grouped(keys: np.ndarray, chars: np.ndarray, tokens: np.ndarray) -> Dict[st
 
 
 def _reason(uri: str, message: str) -> str:
-    """The message with the file's name and every number blanked, so alike failures group."""
-    return re.sub(r"\d+", "N", message.replace(uri, "<file>") if uri else message)
+    """The message with what differs from file to file blanked, so alike failures group: the
+    file's URI and name, parenthesised details, byte strings and numbers."""
+    if uri:
+        message = message.replace(uri, "<file>")
+        name = uri.rstrip("/").rsplit("/", 1)[-1]
+        message = message.replace(name, "<file>") if name else message
+    message = re.sub(r"b'(?:[^'\\]|\\.)*'|b\"(?:[^\"\\]|\\.)*\"", "b'...'", message)
+    message = re.sub(r"\([^()]*\)", "(...)", message)
+    return re.sub(r"0x[0-9a-fA-F]+|\d[\d,.]*", "N", message)
 
 
 def _group_failures(failures: List[Tuple[str, str, str, str]]) -> List[FailureGroup]:
@@ -189,13 +197,13 @@ def inspect_output(output: str, *, top: int = 5) -> Inspection:
         empty = np.zeros(0, dtype=np.int64)
         chars = tokens = empty
         strategies = ctypes = np.array([], dtype=object)
-        ids, texts = [], None
+        ids, texts, uris = [], None, None
     else:
         chars = pc.utf8_length(chunks["text"]).to_numpy(zero_copy_only=False).astype(np.int64)
         tokens = pc.fill_null(chunks["token_count"], -1).to_numpy(zero_copy_only=False).astype(np.int64)
         strategies = np.array(pc.fill_null(chunks["strategy"], _NONE).to_pylist(), dtype=object)
         ctypes = np.array(pc.fill_null(chunks["content_type"], _NONE).to_pylist(), dtype=object)
-        ids, texts = chunks["chunk_id"], chunks["text"]
+        ids, texts, uris = chunks["chunk_id"], chunks["text"], chunks["uri"]
     placed, placed_total = placed_documents(chunks, docs_rows)
     # Ties broken by chunk id, so the extremes are the same on every read.
     by_size = pa.table({"n": chars, "id": ids}) if chars.size else None
@@ -208,7 +216,7 @@ def inspect_output(output: str, *, top: int = 5) -> Inspection:
 
     def example(i: int) -> ChunkExample:
         return ChunkExample(ids[i].as_py(), int(chars[i]), int(tokens[i]) if tokens[i] >= 0 else None,
-                            texts[i].as_py()[:200])
+                            texts[i].as_py()[:200], uris[i].as_py() or "")
 
     return Inspection(
         output=output, run_id=manifest_run(manifest), statuses=statuses, documents_by_type=by_type,

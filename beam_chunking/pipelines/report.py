@@ -64,6 +64,18 @@ def _clean_svg(svg: str) -> str:
     return re.sub(r'\s+xmlns(?::\w+)?="[^"]*"', "", svg)
 
 
+def require_matplotlib() -> None:
+    """Check that the report can be drawn.
+
+    Raises:
+        MissingExtra: matplotlib is not installed (names the ``report`` extra).
+    """
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise MissingExtra("the HTML report needs matplotlib: pip install 'beam-chunking[report]'") from None
+
+
 def histogram_svg(sizes: np.ndarray, *, title: str, unit: str, ceiling: Optional[int] = None,
                   salt: str = "h") -> str:
     """One size histogram as inline SVG markup.
@@ -81,11 +93,10 @@ def histogram_svg(sizes: np.ndarray, *, title: str, unit: str, ceiling: Optional
     Raises:
         MissingExtra: matplotlib is not installed.
     """
-    try:
-        import matplotlib
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise MissingExtra("the HTML report needs matplotlib: pip install 'beam-chunking[report]'") from None
+    require_matplotlib()
+    import matplotlib
+    from matplotlib.figure import Figure
+
     with matplotlib.rc_context({"svg.hashsalt": salt, "svg.fonttype": "path", "font.size": 9}):
         fig = Figure(figsize=(5.4, 2.7))
         ax = fig.add_subplot()
@@ -164,9 +175,9 @@ def render_report(ins: Inspection, *, max_chars: Optional[int] = None, max_token
                          f"<figcaption>{_e(label)}, {sizes.size} chunks</figcaption></figure>")
     parts += ["<h2>By content type</h2>", _size_table(ins.by_content_type, "content type", ins.documents_by_type)]
     for title, examples in (("Smallest chunks", ins.smallest), ("Largest chunks", ins.largest)):
-        parts += [f"<h2>{title}</h2>", _table(["id", "characters", "tokens", "text"], (
-            [f"<code>{_e(x.chunk_id)}</code>", str(x.characters), _num(x.tokens),
-             f'<span class="mono">{_e(escape_text(x.text, 120))}</span>'] for x in examples), numeric=(1, 2))]
+        parts += [f"<h2>{title}</h2>", _table(["id", "file", "characters", "tokens", "text"], (
+            [f"<code>{_e(x.chunk_id)}</code>", f"<code>{_e(x.uri)}</code>", str(x.characters), _num(x.tokens),
+             f'<span class="mono">{_e(escape_text(x.text, 120))}</span>'] for x in examples), numeric=(2, 3))]
     parts.append(pages_section(ins.placed, ins.placed_total))
     parts.append(f"<h2>Failures ({len(ins.failures)} documents, {len(ins.failure_groups)} reasons)</h2>")
     if ins.failures:

@@ -116,6 +116,49 @@ def test_text_report(output, capsys):
     assert "\x1b" not in text
 
 
+def test_extremes_name_their_file(output, capsys):
+    assert inspect_command([output, "--top", "2"]) == 0
+    text = capsys.readouterr().out
+    ins = inspect_output(output, top=2)
+    for x in ins.smallest + ins.largest:
+        assert x.uri and re.search(rf"^\s+{re.escape(x.chunk_id)}\s+{re.escape(x.uri.rsplit('/', 1)[-1][:29])}", text, re.M)
+
+
+def test_long_content_types_stay_apart():
+    from beam_chunking.pipelines.inspect import _short
+
+    office = ["application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+              "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+              "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"]
+    shown = [_short(t) for t in office]
+    assert len(set(shown)) == 3 and all(len(s) == 40 for s in shown), shown
+    assert _short("text/plain") == "text/plain"
+
+
+def test_alike_failures_group_whatever_bytes_or_names_they_name():
+    from beam_chunking.pipelines.inspection import _group_failures
+
+    failures = [
+        ("/in/a.txt", "parse", "DecodeError", "a.txt: invalid UTF-8 at byte offset 12 (b'\\xff': invalid start byte); fix"),
+        ("/in/b.txt", "parse", "DecodeError", "/in/b.txt: invalid UTF-8 at byte offset 1,034 (b'\\xe9 ': invalid "
+                                                "continuation byte); fix"),
+        ("/in/c.txt", "parse", "DecodeError", "c.txt: invalid UTF-8 at byte offset 0x1f (b')': odd); fix"),
+        ("/in/d.pdf", "parse", "ParseError", "d.pdf: no %%EOF trailer"),
+    ]
+    groups = _group_failures(failures)
+    assert [(g.error_type, g.count) for g in groups] == [("DecodeError", 3), ("ParseError", 1)]
+
+
+def test_html_without_its_extra_fails_before_printing_anything(output, capsys, monkeypatch, tmp_path):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed: its import fails
+    assert inspect_command([output, "--html", str(tmp_path / "r.html")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "beam-chunking[report]" in captured.err and captured.err.count("\n") == 1
+    assert not (tmp_path / "r.html").exists()
+
+
 @pytest.mark.parametrize("make", ["missing", "no manifest", "bad manifest"])
 def test_a_missing_or_invalid_output_is_exit_2_with_one_line(tmp_path, capsys, make):
     folder = tmp_path / "out"
