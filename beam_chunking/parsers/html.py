@@ -26,8 +26,10 @@ markup). What becomes text:
   split between rows later. Cell, caption and heading text joins inline elements without
   adding spaces (``<code>xev</code>(1)`` is ``xev(1)``). Tables used for layout are read as
   ordinary blocks: those holding headings or other tables, ``role="presentation"``, tables
-  inside admonition boxes (a DocBook Tip becomes the line ``Tip`` and its paragraph), and
-  one-cell-wide boxes of paragraphs (no row with two filled cells).
+  inside admonition boxes, and one-cell-wide boxes of paragraphs (no row with two filled cells).
+- An admonition box's label (DocBook's ``Tip`` cell or title, Sphinx's and MkDocs'
+  ``admonition-title``) opens the paragraph after it: ``Tip: Run mount(8) ...``, so no chunk
+  ends on a bare label.
 - ``pre`` blocks keep their whitespace and become sections of kind ``code``.
 - List items get ``- `` or ``1. `` markers; ``<br>`` becomes a newline; other whitespace is
   collapsed as a browser would.
@@ -45,7 +47,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import FrozenSet, List, Optional
+from typing import Dict, FrozenSet, List, Optional
 
 from beam_chunking.errors import DecodeError, ParseError
 from beam_chunking.parsers._build import HeadingSections, clean, collapse, markdown_table
@@ -109,6 +111,9 @@ CONTENTS_SELECTOR = ", ".join([
 #: Class names of admonition boxes (DocBook, Sphinx, MkDocs): a table that is the box's own
 #: child lays the box out.
 ADMONITION_CLASSES = frozenset("tip note warning caution important admonition hint attention danger".split())
+#: An admonition box's label (``Note``, ``Warning:``) is its first block of text when that
+#: block is at most this many characters and more text follows it in the box.
+ADMONITION_LABEL_MAX_CHARS = 40
 #: Elements that hold blocks of text; a table cell holding them is a layout box, not a datum.
 _BLOCKS = "p, div, ul, ol, dl, pre, blockquote"
 #: A list is an in-page contents list when it has at least this many links, all to anchors
@@ -318,6 +323,29 @@ def _is_layout_table(node) -> bool:
         node.css_first(_BLOCKS) is not None or max(map(len, rows), default=0) >= 2)
 
 
+def _admonition_labels(root) -> Dict[int, str]:
+    """The label block of each admonition box under ``root``, by element id, with its text.
+
+    The walk writes a label at the start of the paragraph after it (``Note: Do not ...``), so
+    that no chunk ends on a bare ``Note`` whose text opens the next one.
+    """
+    labels: Dict[int, str] = {}
+    for box in root.css(", ".join(f".{name}" for name in sorted(ADMONITION_CLASSES))):
+        first = next((n for n in box.traverse(include_text=False)
+                      if n is not box and n.text(deep=False).strip()), None)
+        while first is not None and first.tag in INLINE and first.parent is not box:
+            first = first.parent
+        # css() matches the node itself too: a label holds no block below it.
+        if first is None or first.tag in INLINE or first.tag == "pre" or len(first.css(_BLOCKS)) > (
+                first.tag in _BLOCKS.split(", ")):
+            continue
+        label = collapse(_inline_text(first))
+        body = collapse(box.text(deep=True))
+        if 0 < len(label) <= ADMONITION_LABEL_MAX_CHARS and len(body) > len(label) + 1:
+            labels[first.mem_id] = label
+    return labels
+
+
 def _inline_text(node) -> str:
     """The text of ``node`` as a browser lays it out on one line.
 
@@ -492,9 +520,11 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
             if found is not None:
                 titles[table.mem_id] = (found.mem_id, _inline_text(found))
     moved = {node_id for node_id, _ in titles.values()}
+    labels = _admonition_labels(root)
 
     inline: List[str] = []
     prefix = [""]
+    label = [""]  # an admonition's label, waiting for the paragraph it opens
     tags: List[str] = [] if root.tag == "body" else [root.tag]  # element path below <body>
     counters: List[List] = []  # [list tag, next number] per open list
 
@@ -507,8 +537,21 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
             return
         text = collapse(text)
         if text:
-            out.paragraph(prefix[0] + text, _path(tags))
+            if label[0]:
+                named = label[0]
+                text = (f"{named}{' ' if named[-1] in ':.!?' else ': '}{prefix[0]}{text}" if not prefix[0]
+                        else f"{named.rstrip(':')}:\n{prefix[0]}{text}")
+                label[0] = ""
+            else:
+                text = prefix[0] + text
+            out.paragraph(text, _path(tags))
             prefix[0] = ""
+
+    def flush_label() -> None:
+        """The label alone, when a heading, a table or code comes after it."""
+        if label[0]:
+            out.paragraph(label[0], _path(tags))
+            label[0] = ""
 
     # Iterative walk (deeply nested pages must not hit Python's recursion limit). A popped
     # ``None`` entry closes the block element below it on the stack.
@@ -535,19 +578,27 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
         if tag == "br":
             inline.append("\n")
             continue
+        if node.mem_id in labels:
+            flush()
+            flush_label()
+            label[0] = labels[node.mem_id]
+            continue
         if tag in HEADINGS:
             flush()
+            flush_label()
             text = _inline_text(node)
             if text:
                 out.heading(HEADINGS[tag], text, _path(tags, tag))
             continue
         if tag == "table" and node.mem_id in data_tables:
             flush()
+            flush_label()
             out.unit(_render_table(node, titles.get(node.mem_id, (None, ""))[1]), "table",
                      _path(tags, tag))
             continue
         if tag == "pre":
             flush()
+            flush_label()
             out.unit(clean(node.text(deep=True)).strip("\n"), "code", _path(tags, tag))
             continue
         if tag in INLINE:
@@ -564,6 +615,7 @@ def parse_html(doc: Document, *, errors: str = "strict", limits: ParseLimits = D
         stack.append((node, True))
         _push_children(stack, node)
     flush()
+    flush_label()
     return out.builder.build(doc, meta)
 
 

@@ -145,8 +145,34 @@ ADMONITION = """<body><h1>Files</h1><p>Intro.</p>
 def test_a_docbook_admonition_box_is_laid_out_as_text_not_a_table():
     doc = parse(ADMONITION)
     check_sections(doc)
-    assert section_texts(doc) == ["Files\n\nIntro.\n\nTip\n\nRun mount(8) with no arguments.\n\nAfter."]
+    assert section_texts(doc) == ["Files\n\nIntro.\n\nTip: Run mount(8) with no arguments.\n\nAfter."]
     assert all(s.kind == "text" for s in doc.sections) and "|" not in doc.text
+
+
+@pytest.mark.parametrize("box, text", [
+    # Sphinx and MkDocs: a titled paragraph
+    ('<div class="admonition note"><p class="admonition-title">Note</p><p>Body text.</p></div>', "Note: Body text."),
+    # DocBook without the layout table: a heading that is the box's title, not a section
+    ('<div class="warning"><h3 class="title">Warning</h3><p>Do not.</p></div>', "Warning: Do not."),
+    ('<div class="admonition tip"><p class="admonition-title">Tip:</p><p>Colon kept once.</p></div>',
+     "Tip: Colon kept once."),
+    ('<div class="admonition tip"><p class="admonition-title">Tip</p><ul><li>one</li><li>two</li></ul></div>',
+     "Tip:\n- one\n\n- two"),
+    # no label: one paragraph, or a long first one
+    ('<div class="note"><p>Only a body.</p></div>', "Only a body."),
+    ('<div class="note"><p>' + "A long first paragraph of the note. " * 2 + '</p><p>More.</p></div>',
+     ("A long first paragraph of the note. " * 2).strip() + "\n\nMore."),
+])
+def test_an_admonition_label_opens_its_paragraph(box, text):
+    doc = parse(f"<body>{box}<h2>Next</h2><p>After.</p></body>")
+    check_sections(doc)
+    assert section_texts(doc) == [text, "Next\n\nAfter."]
+    assert doc.sections[0].heading_path == ()
+
+
+def test_a_label_before_code_stays_its_own_line():
+    doc = parse('<body><div class="warning"><p class="admonition-title">Warning</p><pre>rm -rf /</pre></div></body>')
+    assert doc.text == "Warning\n\nrm -rf /" and [s.kind for s in doc.sections] == ["text", "code"]
 
 
 @pytest.mark.parametrize("table", [

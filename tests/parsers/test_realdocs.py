@@ -135,8 +135,9 @@ def test_html_admonitions_are_text_and_cells_join_inline_text(name):
     tables = [doc.text[s.start:s.end] for s in doc.sections if s.kind == "table"]
     # before: every Tip/Note box was a pipe table such as "|  | Tip |\n|---|---|\n| ... |  |"
     assert tables and not [t for t in tables if any(f"| {a} |" in t for a in ADMONITIONS)]
-    boxes = re.findall(r"^(?:Tip|Note|Warning|Caution)\n\n\S", doc.text, re.M)
-    assert len(boxes) >= 5
+    boxes = re.findall(r"^(?:Tip|Note|Warning|Caution): \S", doc.text, re.M)
+    assert len(boxes) >= 5  # each label opens its box's paragraph, never a line of its own
+    assert not re.search(r"^(?:Tip|Note|Warning|Caution)$", doc.text, re.M)
     # "<code>aptitude</code>(8)" in a cell was "aptitude (8)"
     assert not re.search(r"</?\w+>|\w \((?:[1-8])\)\s*\|", "\n".join(tables))
     if name == "ch01.en.html":

@@ -88,8 +88,11 @@ def test_pickle_drops_the_encoder():
     check_pickle(TokenChunker(max_chunk_size=8, overlap=2))
 
 
-def test_five_megabyte_line():
-    check_long_text(TokenChunker(max_chunk_size=512, overlap=0), "ab" * 2_500_000, 512,
+def test_the_longest_line_a_tokenizer_is_given():
+    from beam_chunking.text.pieces import MAX_PIECE_CHARS
+
+    # One letter run of MAX_PIECE_CHARS (4 MB); one character more is refused (tests/text/test_pieces.py).
+    check_long_text(TokenChunker(max_chunk_size=512, overlap=0), "ab" * (MAX_PIECE_CHARS // 2), 512,
                     size_of=lambda c: c.token_count)
 
 
