@@ -20,7 +20,7 @@ from beam_chunking.parsers.ocr import DEFAULT_OCR, check_ocr
 from beam_chunking.default_strategy import default_strategy
 from beam_chunking.registry import JOB_WIDE_OPTION
 from beam_chunking.strategies import Router
-from beam_chunking.sizing import EMBEDDER_TOKENIZER
+from beam_chunking.sizing import EMBEDDER_TOKENIZER, package_path
 from beam_chunking.strategies.base import Chunker
 
 _LOG = logging.getLogger(__name__)
@@ -234,7 +234,8 @@ def uses_embedder_tokenizer(strategy: Any) -> bool:
 
 
 def embedder_tokenizer(embed: Any) -> Tuple[str, Optional[int]]:
-    """The ``tokenizer`` value (``"hf:PATH"``) of the job's embedding model, and its
+    """The ``tokenizer`` value (``"hf:PATH"``, ``"hf:pkg:PACKAGE/FILE"`` for a model shipped in
+    a pip package) of the job's embedding model, and its
     ``max_tokens`` (``None`` when it has none).
 
     Raises:
@@ -260,7 +261,8 @@ def embedder_tokenizer(embed: Any) -> Tuple[str, Optional[int]]:
                           "(a hosted model counts on its server): give tokenizer: hf:PATH/tokenizer.json or a "
                           "tiktoken encoding such as cl100k_base", field="tokenizer")
     limit = getattr(model, "max_tokens", None)
-    return "hf:" + path, limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    # A model shipped in a pip package is named relative to it: the same on every worker.
+    return "hf:" + package_path(path), limit if isinstance(limit, int) and not isinstance(limit, bool) else None
 
 
 def with_embedder_tokenizer(strategy: Any, embed: Any) -> Any:

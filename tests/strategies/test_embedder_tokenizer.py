@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from beam_chunking.config import JobConfig, token_count_units
 from beam_chunking.errors import ConfigError
-from beam_chunking.sizing import HFTokenizerSizer
+from beam_chunking.sizing import HFTokenizerSizer, package_path
 from beam_chunking.strategies import (ClusterSemanticChunker, Router, SentenceChunker, StructuralChunker,
                                       TokenChunker)
 from tests.helpers import adversarial_text, check_chunks, check_pickle, check_properties
@@ -94,7 +94,7 @@ def test_embedder_resolves_to_the_jobs_model_everywhere_in_the_strategy():
     router = Router({"text/markdown": SentenceChunker(tokenizer="embedder", max_chunk_size=256, overlap=16)},
                     default=TokenChunker(tokenizer="embedder", max_chunk_size=256, overlap=16))
     config = JobConfig(strategy=router, embed="minilm")
-    path = "hf:" + minilm_tokenizer()
+    path = "hf:" + package_path(minilm_tokenizer())
     assert config.strategy.routes["text/markdown"].tokenizer == path
     assert config.strategy.default.tokenizer == path
     units = token_count_units(config)
@@ -108,7 +108,7 @@ def test_embedder_from_a_spec_and_an_onnx_mapping():
     model, tok = minilm_paths()
     config = parse_spec({"strategy": {"name": "token", "tokenizer": "embedder", "max_chunk_size": 128, "overlap": 8},
                          "embed": {"model_path": model, "tokenizer_path": tok}})
-    assert config.strategy.tokenizer == "hf:" + tok
+    assert config.strategy.tokenizer == "hf:" + package_path(tok)
 
 
 def test_embedder_without_an_embedding_model_fails_in_one_line():
@@ -155,3 +155,23 @@ def test_chunk_documents_refuses_an_unresolved_embedder_tokenizer():
 
     with pytest.raises(ConfigError, match="ChunkDocuments has no embedding model"):
         ChunkDocuments(TokenChunker(tokenizer="embedder"))
+
+
+def test_a_packaged_model_tokenizer_is_named_relative_to_its_package(tmp_path):
+    """The same value on every machine, whatever folder the package is installed in: the job's
+    fingerprint does not change with the virtual environment, and a worker finds the file."""
+    pytest.importorskip("onnxruntime")
+    import os
+
+    from beam_chunking.sizing import HFTokenizerSizer, local_path, package_path
+
+    config = JobConfig(strategy=StructuralChunker(max_chunk_size=256, tokenizer="embedder"), embed="minilm")
+    value = config.strategy.tokenizer
+    assert value.startswith("hf:pkg:") and "site-packages" not in value and not os.path.isabs(value[7:]), value
+    assert os.path.samefile(local_path(value[3:]), minilm_tokenizer())
+    assert HFTokenizerSizer(value[3:]).count("hello world") == HFTokenizerSizer(minilm_tokenizer()).count("hello world")
+    mine = tmp_path / "tokenizer.json"
+    mine.write_text("{}")
+    assert package_path(str(mine)) == str(mine)  # a user's own file stays as given
+    with pytest.raises(ConfigError, match="package 'no_such_package' is not installed here"):
+        HFTokenizerSizer("pkg:no_such_package/tokenizer.json")
