@@ -187,7 +187,6 @@ setup(
     entry_points={"console_scripts": ["beam-chunking=beam_chunking.pipelines.cli:console_main"]},
     classifiers=[
         "Programming Language :: Python :: 3",
-        "License :: OSI Approved :: Apache Software License",
         "Topic :: Text Processing",
     ],
 )
