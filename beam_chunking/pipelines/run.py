@@ -22,6 +22,7 @@ from beam_chunking.config import JobConfig, llm_configs
 from beam_chunking.transforms import ChunkFiles
 from beam_chunking.transforms.lease import release_held
 from beam_chunking.transforms.read import require_filesystem
+from beam_chunking.transforms.runners import round_trip_is_redundant
 from beam_chunking.transforms.write import abandon
 from beam_chunking.pipelines.summary import RunSummary, summarize
 
@@ -231,7 +232,7 @@ def run(argv: Optional[List[str]] = None, *, wait: bool = True, show_progress: b
     try:
         build(pipeline, spec)  # takes the output's lease
         if not show_progress:
-            result = pipeline.run()
+            result = pipeline.run(test_runner_api=not round_trip_is_redundant(pipeline.runner))
             if not wait:
                 launched = True  # the job runs on; its commit releases the lease
                 return None
@@ -260,7 +261,7 @@ def _run_watched(pipeline: beam.Pipeline, options: PipelineOptions, spec: JobCon
 
     def job() -> None:
         try:
-            result = pipeline.run()
+            result = pipeline.run(test_runner_api=not round_trip_is_redundant(pipeline.runner))
             try:
                 result.wait_until_finish()
             finally:

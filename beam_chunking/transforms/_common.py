@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 import apache_beam as beam
 
-from beam_chunking.transforms._runners import lacks_impulse
+from beam_chunking.transforms.runners import lacks_impulse
 from beam_chunking.transforms.records import Failure, Stage, failure_from
 
 NAMESPACE = "beam_chunking"

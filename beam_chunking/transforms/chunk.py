@@ -16,7 +16,7 @@ from beam_chunking.errors import ConfigError
 from beam_chunking.sizing import TiktokenSizer, get_sizer
 from beam_chunking.strategies.base import Chunker, document_outcome
 from beam_chunking.transforms._common import NAMESPACE, StageFn
-from beam_chunking.transforms._runners import drops_finish_bundle_output
+from beam_chunking.transforms.runners import drops_finish_bundle_output
 from beam_chunking.text.threaded import run_later, spare_core
 from beam_chunking.text.tokens import TokenIndex, encode_span
 from beam_chunking.transforms.records import ChunkedDocument, DocumentHeader, Failure, Stage, failure_from

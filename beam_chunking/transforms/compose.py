@@ -13,7 +13,7 @@ from beam_chunking.errors import ConfigError
 from beam_chunking.ids import normalize_uri
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.transforms.fused import FusedFn
-from beam_chunking.transforms._runners import drops_finish_bundle_output, keeps_pardo_outputs
+from beam_chunking.transforms.runners import drops_finish_bundle_output, keeps_pardo_outputs
 from beam_chunking.transforms._shards import WriteShards
 from beam_chunking.transforms.chunk import ChunkDocuments
 from beam_chunking.transforms.deletions import check_deletions

@@ -12,7 +12,7 @@ from beam_chunking.embeddings.base import embed_batches, embedder_label
 from beam_chunking.embeddings.context import check_context, render_context
 from beam_chunking.errors import ChunkingError, ConfigError
 from beam_chunking.transforms._common import LeanDoFn, NAMESPACE
-from beam_chunking.transforms._runners import drops_finish_bundle_output
+from beam_chunking.transforms.runners import drops_finish_bundle_output
 from beam_chunking.transforms.records import ChunkedDocument, Failure, Stage, failure_from
 
 

@@ -60,7 +60,7 @@ from beam_chunking.schema import CHANGES, CHANGES_SCHEMA, change_row
 from beam_chunking.strategies.base import Chunker
 from beam_chunking.transforms._common import LeanDoFn, NAMESPACE, Values
 from beam_chunking.transforms._files import is_glob
-from beam_chunking.transforms._runners import mixes_tagged_outputs, reshuffle_is_noop
+from beam_chunking.transforms.runners import mixes_tagged_outputs, reshuffle_is_noop
 from beam_chunking.transforms._shards import BundleFilesFn, ShardRef, _Buffer, _ShardWriter
 from beam_chunking.transforms.manifest import MANIFEST, read_manifest, table_files
 from beam_chunking.transforms.progress import PROGRESS

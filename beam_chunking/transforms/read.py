@@ -27,7 +27,7 @@ from beam_chunking.transforms._common import LeanDoFn, NAMESPACE, StageFn, Value
 from beam_chunking.transforms._files import check_regular_file, input_roots, is_glob, require_filesystem
 from beam_chunking.transforms._listing import list_local
 from beam_chunking.transforms.fused import OpenFn
-from beam_chunking.transforms._runners import reshuffle_is_noop
+from beam_chunking.transforms.runners import reshuffle_is_noop
 from beam_chunking.transforms.records import Stage
 from beam_chunking.types import Document
 
@@ -80,6 +80,10 @@ def balanced_groups(files: List[Any], parts: int) -> List[List[Any]]:
         groups[k].append(meta)
         loads[k] += (meta.size_in_bytes or 0) + 1
     return [sorted(g, key=lambda m: m.path) for g in groups if g]
+
+
+def _each(group: List[Any]) -> List[Any]:
+    return group
 
 
 def partitions_for(files: List[Any], requested: Optional[int] = None) -> int:
@@ -305,11 +309,14 @@ class ReadDocuments(beam.PTransform):
         files = matched_files(self.patterns, self.exclude, allow_empty=self.allow_empty)
         requested = pbegin.pipeline.options.get_all_options().get("npartitions")
         groups = balanced_groups(files, partitions_for(files, requested))
-        # Each Create becomes at least one partition; Flatten concatenates them.
-        parts = [pbegin | f"Files{i:05d}" >> beam.Create(group, reshuffle=False) for i, group in enumerate(groups)]
+        # A Create of one element (the group's list) is exactly one partition, whatever the
+        # runner's partition size (Beam's DaskRunner cuts a Create every 128 elements, and
+        # each partition pays its own DoFn set-up and shard files); Flatten concatenates the
+        # partitions, and the list is unpacked inside each.
+        parts = [pbegin | f"Files{i:05d}" >> beam.Create([group], reshuffle=False) for i, group in enumerate(groups)]
         if not parts:
             parts = [pbegin | "NoFiles" >> beam.Create([], reshuffle=False)]
-        return parts | "AllMatchedFiles" >> beam.Flatten()
+        return parts | "AllMatchedFiles" >> beam.Flatten() | "EachFile" >> beam.FlatMap(_each)
 
     def display_data(self):
         return {"patterns": ", ".join(self.patterns), "exclude": ", ".join(self.exclude), "max_bytes": self.max_bytes,

@@ -26,7 +26,7 @@ from beam_chunking.transforms._commit import commit, discard, sweep
 from beam_chunking.transforms._files import require_filesystem
 from beam_chunking.transforms._common import LeanDoFn, StageFn, Values
 from beam_chunking.transforms.fused import MapFn
-from beam_chunking.transforms._runners import nests_side_inputs
+from beam_chunking.transforms.runners import nests_side_inputs
 from beam_chunking.transforms._shards import Rows, ShardRef, WriteBundleShardsFn, WriteShards
 from beam_chunking.transforms.lease import LEASE, acquire, held_run, release_held, takes_lease
 from beam_chunking.transforms.manifest import TABLES, basename, new_run_id, run_folder

@@ -3,7 +3,8 @@
 Beam's DaskRunner (2.77) runs a Reshuffle as a no-op, keeps a source in one partition,
 drops whatever a DoFn emits from ``finish_bundle``, keeps every ParDo's outputs until the
 job ends, hands every output of a multi-output ParDo to the consumers of each, computes
-a side input inside the task that reads it, and has no translation of ``Impulse``. The
+a side input inside the task that reads it, and has no translation of ``Impulse``; Beam
+round-trips a pipeline through its runner API before running it there, a check only. The
 transforms check for it here, in one place, and expand differently where the model would
 otherwise lose or serialise work.
 """
@@ -49,4 +50,12 @@ def nests_side_inputs(runner: Any) -> bool:
 def lacks_impulse(runner: Any) -> bool:
     """Whether ``runner`` cannot start a collection from ``Impulse`` (so a fixed list of
     elements must start from ``Create``)."""
+    return _is_dask(runner)
+
+
+def round_trip_is_redundant(runner: Any) -> bool:
+    """Whether ``Pipeline.run`` may skip its check that the pipeline survives a round trip
+    through Beam's runner API (it pickles every DoFn twice, about a second on the client
+    before ``runner`` sees the first element); the FnApiRunner never does it, and Dataflow
+    keeps it."""
     return _is_dask(runner)
