@@ -6,6 +6,7 @@ and starts fast: Beam imports every Google Cloud client it finds installed, so `
 Dataflow (the ``gcp`` extra) are not in the core.
 """
 import os
+import re
 
 from setuptools import Extension, find_packages, setup
 
@@ -172,9 +173,17 @@ EXTENSIONS = [] if os.environ.get("BEAM_CHUNKING_PURE_PYTHON") == "1" else [
     Extension("beam_chunking.parsers._pdfwalk", ["beam_chunking/parsers/_pdfwalk.c"], optional=True),
 ]
 
+
+def _version() -> str:
+    """The version in beam_chunking/version.py, read as text: setup.py never imports the package."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "beam_chunking", "version.py"),
+              encoding="utf-8") as f:
+        return re.search(r'^__version__ = "([^"]+)"$', f.read(), re.M).group(1)
+
+
 setup(
     name="beam-chunking",
-    version="0.1.0",
+    version=_version(),
     description="Retrieval-ready document chunking at any scale, on Apache Beam.",
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",

@@ -43,8 +43,7 @@ from beam_chunking.strategies import (
     TokenChunker,
 )
 from beam_chunking.types import Chunk, Document, ParsedDocument, Section
-
-__version__ = "0.1.0"
+from beam_chunking.version import __version__
 
 # Names loaded on first use: the registry imports every strategy and template.
 _LAZY = {"get": "beam_chunking.registry", "JobConfig": "beam_chunking.config"}
