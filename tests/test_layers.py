@@ -38,6 +38,7 @@ LAYERS: Tuple[Tuple[str, ...], ...] = (
     ("config",),  # JobConfig: the typed job that the spec, the CLI and ChunkFiles share
     ("transforms",),  # Beam
     ("pipelines",),  # Beam: options, spec, runs, CLI
+    ("docs",),  # the documentation's generated blocks, rendered from every layer below
 )
 LEVEL: Dict[str, int] = {unit: k for k, layer in enumerate(LAYERS) for unit in layer}
 BEAM_UNITS = {"transforms", "pipelines"}
