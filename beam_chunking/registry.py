@@ -8,7 +8,7 @@ and spec support as the built-ins, with no change here.
 A strategy's options are its dataclass fields: the type and default come from the field, the
 one line of help from the ``Args:`` entry of the class docstring, the unit from the class's
 ``unit_template``. :func:`options` reads them; the CLI flags, the spec validation, the
-``strategies`` listing and the README's strategy table are all derived from it.
+``strategies`` listing and the documentation's strategy tables are all derived from it.
 """
 from __future__ import annotations
 
@@ -174,7 +174,9 @@ def summary(cls: Type[Chunker]) -> str:
     return first.replace("``", "`")
 
 
-def _default_text(value: Any) -> str:
+def default_text(value: Any) -> str:
+    """An option's default as the listing and the docs show it: long tuples and strings summarised,
+    a nested strategy as its name and the options it changes."""
     if isinstance(value, tuple) and len(repr(value)) > 40:
         return f"{len(value)} built-in"
     if isinstance(value, Chunker):  # a nested strategy: its name and the options it changes
@@ -187,12 +189,12 @@ def _default_text(value: Any) -> str:
 
 
 def markdown_table(names: Optional[List[str]] = None) -> str:
-    """The README's strategy table: name, class, unit, options with defaults, what it does."""
+    """The strategy table of the docs: name, class, unit, options with defaults, what it does."""
     known = registry()
     rows = ["| name | class | unit | options (defaults) | what it does |", "|---|---|---|---|---|"]
     for name in names or list(BUILTIN):
         cls = known[name]
-        opts = ", ".join(f"`{o.name}={_default_text(o.default)}`" for o in options(cls))
+        opts = ", ".join(f"`{o.name}={default_text(o.default)}`" for o in options(cls))
         rows.append(f"| `{name}` | `{cls.__name__}` | {unit_of(cls)} | {opts} | {summary(cls)} |")
     return "\n".join(rows)
 
@@ -220,7 +222,7 @@ def listing(names: Optional[List[str]] = None) -> str:
                 lines.append("    --llm-OPTION VALUE: the chat model (--llm-model, --llm-base-url ...; "
                              "'beam-chunking run --help' lists them)")
                 continue
-            lines.append(f"    --{o.name.replace('_', '-')} {_default_text(o.default)}: {o.help}".rstrip(": "))
+            lines.append(f"    --{o.name.replace('_', '-')} {default_text(o.default)}: {o.help}".rstrip(": "))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -231,5 +233,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'beam_chunking.registry' has no attribute {name!r}")
 
 
-if __name__ == "__main__":  # python -m beam_chunking.registry: the README's strategy table
+if __name__ == "__main__":  # python -m beam_chunking.registry: the strategy table (python -m beam_chunking.docs writes it)
     print(markdown_table())

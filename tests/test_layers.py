@@ -6,8 +6,8 @@ included. A module may import its own layer unit and any lower layer, never a hi
 units must not import each other in a cycle; modules must not import each other in a cycle;
 no unit imports another unit's private (``_name``) module; Beam is imported only by the Beam
 layer. The top-level ``beam_chunking/__init__.py`` is the facade: it may import anything,
-but the Beam layer and the registry only inside functions (lazily); nothing imports it but
-for ``__version__``.
+but the Beam layer and the registry only inside functions (lazily); nothing in the package
+imports it, not even for a constant (the version lives in ``beam_chunking/version.py``).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ TOP = "beam_chunking"
 
 #: Lowest first. A unit is a top-level module or subpackage of beam_chunking.
 LAYERS: Tuple[Tuple[str, ...], ...] = (
-    ("errors", "types", "ids"),  # values and errors: import nothing of ours
+    ("errors", "types", "ids", "version"),  # values, errors and the version: import nothing of ours
     ("text",),  # the text toolkit: spans, sentences, headings, packing, tokens
     ("sizing",),  # sizers; counts spans with text.tokens
     ("schema", "rowcheck"),  # the Parquet schemas; checking rows against them
@@ -38,11 +38,10 @@ LAYERS: Tuple[Tuple[str, ...], ...] = (
     ("config",),  # JobConfig: the typed job that the spec, the CLI and ChunkFiles share
     ("transforms",),  # Beam
     ("pipelines",),  # Beam: options, spec, runs, CLI
+    ("docs",),  # the documentation's generated blocks, rendered from every layer below
 )
 LEVEL: Dict[str, int] = {unit: k for k, layer in enumerate(LAYERS) for unit in layer}
 BEAM_UNITS = {"transforms", "pipelines"}
-#: Names any module may import from the facade: constants, no code.
-TOP_METADATA = {"__version__"}
 
 
 def _modules() -> Dict[str, str]:
@@ -82,8 +81,6 @@ def _imports(module: str, path: str) -> List[Tuple[str, bool]]:
                 target = node.module
             for alias in node.names:
                 sub = f"{target}.{alias.name}"
-                if target == TOP and alias.name in TOP_METADATA:
-                    continue  # a constant of the facade, not its imports
                 found.append((sub if sub in MODULES else target, eager))
     return found
 
@@ -140,6 +137,13 @@ def test_the_walk_sees_lazy_and_relative_imports():
     assert "beam_chunking.transforms" in lazy  # inside __getattr__
     assert MODULES["beam_chunking.text.spans"].endswith(os.path.join("text", "spans.py"))
     assert all(("beam_chunking.text.spans", True) in IMPORTS[m] for m in ("beam_chunking.text.sentences",))
+
+
+def test_an_import_of_the_package_root_counts_as_one(tmp_path):
+    """``from beam_chunking import __version__`` runs the facade, which imports most layers."""
+    path = tmp_path / "lower.py"
+    path.write_text("def f():\n    from beam_chunking import __version__\n    import beam_chunking\n")
+    assert _imports("beam_chunking.text.lower", str(path)) == [(TOP, False), (TOP, False)]
 
 
 def test_every_unit_has_a_layer():

@@ -1,13 +1,13 @@
 """The registry and the option declarations everything else is derived from."""
 import dataclasses
 import os
-import re
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from beam_chunking.docs import BLOCK, COMMAND
 from beam_chunking.errors import ConfigError
 from beam_chunking.pipelines.options import strategy_flags
 from beam_chunking.pipelines.run import pipeline_options
@@ -17,11 +17,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZE_BOUNDED = ("fixed", "recursive", "token", "sentence", "structural", "code", "semantic", "late")
 
 
-def test_readme_strategy_table_matches_the_registry():
-    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
-    block = re.search(r"<!-- strategy-table:[^\n]*-->\n(.*?)\n<!-- /strategy-table -->", readme, re.S)
-    assert block, "the README lost its strategy-table markers"
-    assert block.group(1) == markdown_table(), "README strategy table drifted: run python -m beam_chunking.registry"
+def test_the_docs_strategy_table_matches_the_registry():
+    page = open(os.path.join(ROOT, "docs", "strategies", "index.md"), encoding="utf-8").read()
+    block = next((m for m in BLOCK.finditer(page) if m.group("name") == "strategies"), None)
+    assert block, "docs/strategies/index.md lost its generated strategy table (<!-- generated: strategies -->)"
+    assert block.group("body") == markdown_table(), f"the docs' strategy table drifted: run {COMMAND} to refresh it"
 
 
 def test_every_option_has_one_line_of_help():

@@ -16,6 +16,7 @@ import traceback
 from typing import List, Optional
 
 from beam_chunking.errors import ChunkingError
+from beam_chunking.version import __version__
 
 EXIT_OK, EXIT_JOB_FAILED, EXIT_USAGE, EXIT_TOO_MANY_FAILURES, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -77,8 +78,6 @@ than --max-failures (tables still written); 130 interrupted
 
 
 def _version() -> str:
-    from beam_chunking import __version__
-
     return f"beam-chunking {__version__}"
 
 

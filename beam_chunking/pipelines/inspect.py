@@ -89,7 +89,8 @@ def render_text(ins: Inspection, *, max_chars: Optional[int] = None, max_tokens:
     return "\n".join(lines)
 
 
-def _parser() -> OneLineParser:
+def argument_parser() -> OneLineParser:
+    """The arguments of ``beam-chunking inspect`` (the CLI reference is generated from them)."""
     p = OneLineParser(prog="beam-chunking inspect", description=(
         "Summarise a committed output (chunk sizes, extremes, failures, dropped parts) before "
         "loading it into an index. Reads the tables through the output's manifest."))
@@ -116,7 +117,7 @@ def inspect_command(argv: List[str]) -> int:
         output folder (or a missing report extra).
     """
     try:
-        args = _parser().parse_args(argv)
+        args = argument_parser().parse_args(argv)
         if args.top < 0:
             raise UsageError(f"--top must be >= 0, got {args.top}")
         if "://" not in args.output and not os.path.isdir(args.output):

@@ -155,7 +155,8 @@ def render_preview(doc: ParsedDocument, chunks: List[Chunk], *, strategy: str, u
     return "\n".join(lines) + "\n"
 
 
-def _parser() -> OneLineParser:
+def argument_parser() -> OneLineParser:
+    """The arguments of ``beam-chunking preview`` (the CLI reference is generated from them)."""
     p = OneLineParser(prog="beam-chunking preview", description=(
         "Show one local file's chunk boundaries: each chunk's size in the strategy's unit and "
         "its id, in alternating colours. Runs the parser and the strategy directly, without Beam."))
@@ -224,7 +225,7 @@ def preview_command(argv: List[str], stdout: Optional[TextIO] = None) -> int:
 
     stdout = stdout or sys.stdout
     try:
-        args = _parser().parse_args(argv)
+        args = argument_parser().parse_args(argv)
         options = strategy_options(args)
         doc = load_document(args.file, decode_errors=args.decode_errors, keep=args.keep,
                             content_types=content_type_items(args.content_types))

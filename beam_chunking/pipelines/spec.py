@@ -1,4 +1,4 @@
-"""The declarative pipeline spec (YAML), validated fully before any pipeline is built.
+r"""The declarative pipeline spec (YAML), validated fully before any pipeline is built.
 
 Example::
 

@@ -227,10 +227,16 @@ is built; use the Flex Template to choose them at launch.
 Run it with: gcloud dataflow jobs run NAME --gcs-location PATH --region REGION"""
 
 
-def _template_location(argv: Sequence[str]) -> Tuple[Optional[str], List[str]]:
+def argument_parser() -> argparse.ArgumentParser:
+    """The arguments of ``beam-chunking template`` besides the run flags and Dataflow's options."""
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    parser.add_argument("--template-location", "--template_location", dest="template_location", default=None)
-    namespace, rest = parser.parse_known_args(list(argv))
+    parser.add_argument("--template-location", "--template_location", dest="template_location", default=None,
+                        metavar="PATH", help="where to write the job file (gs://...); required")
+    return parser
+
+
+def _template_location(argv: Sequence[str]) -> Tuple[Optional[str], List[str]]:
+    namespace, rest = argument_parser().parse_known_args(list(argv))
     return namespace.template_location, rest
 
 

@@ -68,6 +68,7 @@ from beam_chunking.transforms.read import MatchFn, ReadDocuments, _ReadFn
 from beam_chunking.transforms.records import Stage, failure_from
 from beam_chunking.transforms.write import existing_files
 from beam_chunking.types import Document
+from beam_chunking.version import __version__
 
 #: The manifest key holding :func:`options_fingerprint`.
 OPTIONS_FINGERPRINT = "options_fingerprint"
@@ -112,8 +113,6 @@ def options_fingerprint(config: Any, embedder: Any = None) -> str:
         model: Any = embedder
     else:
         model = f"{type(embedder).__module__}.{type(embedder).__qualname__}:{getattr(embedder, 'name', '')}"
-    from beam_chunking import __version__  # the package imports this module: not at the top
-
     return fingerprint({"version": __version__, "content_types": [list(p) for p in config.content_types],
                         "token_counter": config.token_counter, "decode_errors": config.decode_errors,
                         "limits": _caps(config.limits), "keep": sorted(config.keep), "metadata": dict(config.metadata),

@@ -3,7 +3,9 @@
 Real tokenizers only: the packaged MiniLM (WordPiece, lowercasing, [CLS] and [SEP]) and a
 byte-level BPE trained in the test with ``<s>`` and ``</s>``.
 """
+import glob
 import json
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -15,6 +17,15 @@ from beam_chunking.strategies import (ClusterSemanticChunker, Router, SentenceCh
                                       TokenChunker)
 from tests.helpers import adversarial_text, check_chunks, check_pickle, check_properties
 from tests.hf_tokenizers import build_bpe, minilm_tokenizer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def documentation() -> str:
+    """Every page of docs/, as one long Markdown text: headings, prose, tables and code."""
+    pages = sorted(glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
+    return "\n\n".join(open(p, encoding="utf-8").read() for p in pages)
+
 
 PROSE = ("Cats sleep most of the day. They wake at dusk and hunt. " * 40
          + "\n\nBond yields rose as inflation data surprised the markets. " * 30)
@@ -72,7 +83,7 @@ def test_minilm_sized_chunks_are_never_windowed_by_minilm():
 
     rt = minilm().runtime  # max_tokens 256: 254 content tokens plus [CLS] and [SEP]
     config = JobConfig(strategy=StructuralChunker(max_chunk_size=256, tokenizer="embedder"), embed="minilm")
-    text = open("README.md", encoding="utf-8").read()
+    text = documentation()
     chunks = config.strategy.chunk_markdown(text)
     assert len(chunks) > 20
     longest = max(len(rt.tokenizer.encode(c.text, add_special_tokens=False).ids) for c in chunks)
