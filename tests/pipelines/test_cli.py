@@ -142,9 +142,16 @@ def test_help_version_and_listing(capsys):
     assert "--max-chunk-size 512:" in listing and "seed" not in listing.lower()
 
 
+def _interruptible() -> None:
+    # A test run started in the background by a non-interactive shell inherits SIGINT
+    # ignored, and Python then never raises KeyboardInterrupt: give the CLI the default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _cli(*args, **kwargs):
     return subprocess.Popen([sys.executable, "-m", "beam_chunking.pipelines.cli", *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible,
+                            **kwargs)
 
 
 @pytest.mark.integration
