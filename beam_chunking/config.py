@@ -112,7 +112,8 @@ class JobConfig:
     def __post_init__(self) -> None:
         check_ocr(self.ocr)
         check_context(self.embed_context, "embed_context")
-        object.__setattr__(self, "max_deletions", check_limit(self.max_deletions, "max_deletions"))
+        for name in ("max_failures", "max_deletions"):  # a typo here fails now, not after the run
+            object.__setattr__(self, name, check_limit(getattr(self, name), name))
         if self.embed_context is not None and self.embed is None:
             raise ConfigError("embed_context: a context template needs an embedding model (embed)", field="embed_context")
         if uses_embedder_tokenizer(self.strategy):

@@ -244,6 +244,7 @@ class RssSampler(threading.Thread):
         self.interval = interval
         self.me = psutil.Process()
         self.peak: Dict[int, int] = defaultdict(int)
+        self.cpu: Dict[int, float] = {}  # last seen user + system CPU seconds, per process
         self.cmdline: Dict[int, str] = {}
         self.samples = 0
         self.start_rss = self.me.memory_info().rss
@@ -264,6 +265,8 @@ class RssSampler(threading.Thread):
         for p in procs:
             try:
                 rss = p.memory_info().rss
+                times = p.cpu_times()
+                self.cpu[p.pid] = times.user + times.system
                 if p.pid not in self.cmdline:
                     self.cmdline[p.pid] = p.name() + " " + " ".join(p.cmdline())
             except self.psutil.Error:
@@ -274,6 +277,12 @@ class RssSampler(threading.Thread):
     def stop(self) -> None:
         self._stop_event.set()
         self.join()
+
+    def cpu_seconds(self, start: Dict[int, float]) -> float:
+        """CPU seconds used by this process and its descendants since ``start`` (a copy of
+        :attr:`cpu` taken then); a process that exits between samples loses at most one
+        interval."""
+        return sum(cpu - start.get(pid, 0.0) for pid, cpu in self.cpu.items())
 
     def beam_workers(self) -> Dict[int, int]:
         """Peak RSS of the Python SDK worker processes (not the ``/bin/sh`` that starts them)."""
@@ -390,6 +399,82 @@ def mb(rss: int) -> str:
     return f"{rss / 2**20:.0f}"
 
 
+class Measured:
+    """A run's summary, the CPU seconds of every process it used, and each worker's peak RSS."""
+
+    def __init__(self, summary, cpu: float, peaks: List[int]):
+        self.summary, self.cpu, self.peaks = summary, cpu, peaks
+
+    def __getattr__(self, name):
+        return getattr(self.summary, name)
+
+
+def measured_run(runner: str, n: int, docs: str, out: str, warm_docs: str) -> Measured:
+    """One timed run on ``runner`` (``in-process``, ``multi_processing`` or ``dask``) with
+    ``n`` workers, sampled for CPU and memory. A Dask cluster is fresh, warmed up first by an
+    untimed run on ``warm_docs`` (imports, tokenizer), and closed after."""
+    cluster = start_cluster(n) if runner == "dask" else None
+    try:
+        if cluster is not None:
+            timed_job(warm_docs, out, dask_args(cluster.scheduler_address))
+        extra = dask_args(cluster.scheduler_address) if cluster is not None else mp_args(n) if (
+            runner == "multi_processing") else []
+        sampler = RssSampler()
+        sampler.sample()
+        start = dict(sampler.cpu)
+        sampler.start()
+        try:
+            summary = timed_job(docs, out, extra)
+        finally:
+            sampler.stop()
+        if runner == "dask":
+            peaks = [sampler.peak.get(pid, 0) for pid in dask_worker_pids(cluster)]
+        elif runner == "multi_processing":
+            peaks = list(sampler.beam_workers().values())
+        else:
+            peaks = [sampler.peak[sampler.me.pid]]
+        return Measured(summary, sampler.cpu_seconds(start), sorted(peaks, reverse=True))
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+#: The scaling table's configurations: label, runner, workers.
+SCALING = [("in-process (FnApiRunner)", "in-process", 1), ("local processes, 1 worker", "multi_processing", 1),
+           ("local processes, 2 workers", "multi_processing", 2), ("Dask, 1 worker", "dask", 1),
+           ("Dask, 2 workers", "dask", 2)]
+
+
+def scaling_section(corpora: List[tuple], reps: int, out: str, warm_docs: str) -> str:
+    """The scaling table: every configuration of :data:`SCALING` on each corpus, interleaved."""
+    rows, peaks_by = [], defaultdict(dict)
+    for docs, size in corpora:
+        print(f"\nscaling, {size:.0f} MB", flush=True)
+        results = interleaved({label: (lambda r=runner, n=n, d=docs: measured_run(r, n, d, out, warm_docs))
+                               for label, runner, n in SCALING}, reps)
+        check_same(results)
+        best = {label: min(runs, key=lambda t: t.seconds) for label, runs in results.items()}
+        base = best[SCALING[0][0]].seconds
+        one = {"multi_processing": best[SCALING[1][0]].seconds, "dask": best[SCALING[3][0]].seconds}
+        for label, runner, n in SCALING:
+            b = best[label]
+            peak = max(b.summary.peaks)
+            peaks_by[label][size] = peak
+            rows.append([f"{size:.0f} MB", label, f"{b.seconds:.1f}", spread([t.seconds for t in results[label]]),
+                         f"{base / b.seconds:.2f}x",
+                         f"{one[runner] / b.seconds:.2f}x" if n == 2 else "",
+                         f"{b.summary.cpu:.0f}", "/".join(mb(x) for x in b.summary.peaks), mb(peak)])
+    if len(corpora) == 2:
+        small, large = corpora[0][1], corpora[1][1]
+        for label, _, _ in SCALING:
+            growth = peaks_by[label][large] / peaks_by[label][small] - 1
+            rows.append([f"{large:.0f} vs {small:.0f} MB", label, "", "", "", "", "", "", f"{100 * growth:+.0f}%"])
+    return table("Scaling, sentence strategy (targets: Dask 1 worker >= 0.9x in-process; 2 workers vs 1 at the "
+                 "large size >= 1.8x local processes, >= 1.7x Dask; peak RSS per worker within 15% across sizes)",
+                 ["corpus", "configuration", "best s", "spread s", "vs in-process", "2 workers vs 1",
+                  "CPU-s, all processes", "peak RSS per worker, MiB", "largest"], rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="2 MB corpus (4 MB for the large memory run), 1 repetition")
@@ -403,7 +488,8 @@ def main() -> None:
                          "to 60 s per run, 8 minutes in all)")
     ap.add_argument("--only", default="mp,dask,loop,rss",
                     help="comma-separated sections to run: mp (local processes), dask, loop (pipeline vs "
-                         "plain loop), rss (memory); default all")
+                         "plain loop), rss (memory), scaling (the scaling table: 24 and 200 MB, every runner, "
+                         "1 and 2 workers, wall, CPU and peak RSS per worker); default all but scaling")
     args = ap.parse_args()
     only = set(args.only.split(","))
     # Worker processes (Beam's SDK workers, Dask's spawned workers) import bench.scale.
@@ -440,6 +526,14 @@ def main() -> None:
     sections = []
     foreign = ForeignCpu()
     load_lines = []
+
+    if "scaling" in only:
+        corpora = ([(warmup, corpus_bytes(warmup) / 1e6), (large, corpus_bytes(large) / 1e6)] if args.quick else
+                   [(ensure_corpus(os.path.join(tempfile.gettempdir(), f"bench-{n}mb"), n * 1_000_000), n)
+                    for n in (24, 200)])
+        warm = ensure_corpus(os.path.join(tempfile.gettempdir(), "bench-scale-2mb-rss"), 2_000_000)
+        sections.append(scaling_section(corpora, args.reps or (1 if args.quick else 2), out, warm))
+        load_lines.append(foreign.report("scaling runs"))
 
     # 1 and 2: one worker process vs two -----------------------------------------------------
     timed_sets = [(docs, corpus_mb)]

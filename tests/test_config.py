@@ -1,4 +1,7 @@
 """JobConfig: the job's chat model reaches every strategy that names none, however nested."""
+import pytest
+
+from beam_chunking.errors import ConfigError
 from beam_chunking.config import JobConfig, llm_configs
 from beam_chunking.llm import LLMConfig
 from beam_chunking.refiners import Refined, Sanitiser
@@ -29,3 +32,10 @@ def test_every_chat_model_inside_a_strategy_is_found():
     assert sorted(llm.model for llm in llm_configs(job.strategy)) == ["dedicated", "job-model"]
     assert [llm.cache for llm in llm_configs(job.strategy) if llm.model == "dedicated"] == ["gs://bucket/answers"]
     assert llm_configs(RecursiveChunker()) == []
+
+
+@pytest.mark.parametrize("name", ["max_failures", "max_deletions"])
+def test_run_limits_are_checked_when_the_job_is_built(name):
+    assert getattr(JobConfig(**{name: 3}), name) == "3" and getattr(JobConfig(**{name: "5%"}), name) == "5%"
+    with pytest.raises(ConfigError, match=f"{name}: expected a count such as 3 or a percentage"):
+        JobConfig(**{name: "lots"})
