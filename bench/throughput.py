@@ -31,6 +31,7 @@ import json
 import logging
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -259,8 +260,12 @@ def pipeline_row(corpus, groups, rounds):
         with tempfile.TemporaryDirectory() as tmp:
             if pattern is None:  # a subset: the pipeline reads it from a folder of its own
                 os.makedirs(os.path.join(tmp, "in"))
-                for p in paths:
-                    os.symlink(p, os.path.join(tmp, "in", os.path.basename(p)))
+                for p in paths:  # not symbolic links: the listing refuses links out of the input root
+                    dest = os.path.join(tmp, "in", os.path.basename(p))
+                    try:
+                        os.link(p, dest)
+                    except OSError:  # another filesystem
+                        shutil.copyfile(p, dest)
                 pattern = os.path.join(tmp, "in", "*")
 
             def loop():
