@@ -233,6 +233,14 @@ def semantic(outputs: List[str]) -> str:
     return _md(*speed, *retrieval) + ("\nNo target was set for the retrieval check.\n" if retrieval else "")
 
 
+def scaling(outputs: List[str]) -> str:
+    """``bench/scale.py --only scaling``'s table, whose title states its targets, and the load
+    the other processes on the machine put on it."""
+    load = [line.strip(" -") for line in outputs[0].splitlines() if line.startswith("- scaling runs:")]
+    found = titled(tables(outputs[0]), r"^Scaling")
+    return "".join(f"{t.title}\n\n{t.markdown()}" for t in found) + "".join(f"\nOther load: {x}.\n" for x in load)
+
+
 def single(checks: Sequence[Check]) -> Callable[[List[str]], str]:
     """A renderer for a script that prints one table: that table with ``checks`` (none: the
     table, and a line saying that no target was set)."""
@@ -287,8 +295,9 @@ AREAS: Tuple[Area, ...] = (
     Area("startup", "CLI start-up to the first document",
          (Run("bench/throughput.py", ("--only", "startup"), ("--only", "startup", "--quick")),), interleaved,
          ("mixed",)),
-    Area("scale", "Scale: local processes, Dask, memory per worker",
-         (Run("bench/scale.py", ("--also-50mb",), ("--quick",)),), None, ("corpus", "dask")),
+    Area("scale", "Scale: every runner, 1 and 2 workers, 24 and 200 MB",
+         (Run("bench/scale.py", ("--only", "scaling", "--reps", "2"), ("--only", "scaling", "--quick")),), scaling,
+         ("corpus", "dask")),
     Area("runners", "The same tables on every runner",
          (Run("bench/compare_runners.py", (), ("--input", "bench/corpus/docs/000*")),), runners, ("corpus", "dask")),
     Area("incremental", "Incremental re-runs against a full run",

@@ -117,6 +117,10 @@ _CONTROLS = bytes(sorted(set(range(0x20)) - set(b"\a\b\t\n\v\f\r\x1b"))) + b"\x7
 # GNU Info: \x1f and a newline open each node and the tag table, whose lines mark offsets with DEL.
 _INFO_NODE = re.compile(rb"\x1f\r?\n(?:File:|Tag Table:|Indirect:)")
 _INFO_CONTROLS = _CONTROLS.replace(b"\x1f", b"").replace(b"\x7f", b"")
+# ISO-2022-KR (and -JP) text designates its character sets with an escape sequence; KR then
+# shifts in and out of Korean with SO and SI on every word.
+_ISO2022 = re.compile(rb"\x1b(?:\$\)C|\$[@B]|\([BJ])")
+_ISO2022_CONTROLS = _CONTROLS.replace(b"\x0e", b"").replace(b"\x0f", b"")
 #: Extensions that say no more than "text": such files are sniffed like names without one.
 _SNIFFED = {".txt", ".text"}
 
@@ -141,7 +145,8 @@ def looks_binary(data: bytes) -> bool:
     :data:`MAX_CONTROL_SHARE` (1%) of its bytes, and more than one, are control bytes: NUL,
     the other bytes below 0x20 except BEL, BS, TAB, LF, VT, FF, CR and ESC (``file``'s text
     characters), and DEL; in a GNU Info file (a ``\\x1f`` line opening a node) its
-    separators ``\\x1f`` and ``DEL`` are not counted. A head with NUL bytes under that share
+    separators ``\\x1f`` and ``DEL`` are not counted, nor SO and SI after an ISO-2022
+    escape sequence (ISO-2022-KR e-mail). A head with NUL bytes under that share
     is text only if the rest decodes as UTF-8 (a character cut by the window's end aside):
     stray NULs in a log or an Info index are text, UTF-16 without a byte-order mark (a NUL
     in every other byte) and binary formats are not. Bytes 0x80 and above count as text
@@ -151,7 +156,8 @@ def looks_binary(data: bytes) -> bool:
     head = data[:SNIFF_BYTES]
     if head.startswith(_TEXT_BOMS):
         return False
-    controls = _INFO_CONTROLS if _INFO_NODE.search(head) else _CONTROLS
+    controls = (_INFO_CONTROLS if _INFO_NODE.search(head) else
+                _ISO2022_CONTROLS if _ISO2022.search(head) else _CONTROLS)
     # One stray byte is allowed whatever the size: a short DOS file's end-of-file mark (^Z).
     if len(head) - len(head.translate(None, controls)) > max(1.0, MAX_CONTROL_SHARE * len(head)):
         return True

@@ -242,6 +242,10 @@ def test_escape_sequence_encodings_are_not_taken_for_ascii(language, encoding):
     assert parse(Document("d", "a.html", f"<p>{text}</p>".encode(encoding), "text/html")).text == text
     # An escape character alone is no designation: ASCII stays UTF-8.
     assert decode(b"\x1b[1mbold\x1b[0m") == ("\x1b[1mbold\x1b[0m", "utf-8", 1.0, 0)
+    # Sniffed as text, not binary: ISO-2022-KR shifts in and out of Korean (SO, SI) on every word.
+    from beam_chunking.parsers.detect import detect_content_type
+
+    assert detect_content_type("a.txt", ((text + "\n") * 40).encode(encoding)) == "text/plain"
 
 
 def test_byte_order_mark_with_invalid_body_is_not_guessed():
