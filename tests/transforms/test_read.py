@@ -72,3 +72,26 @@ def test_a_fifo_in_a_files_place_reads_as_nothing_instead_of_hanging(tmp_path):
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
         reader.join(5)
     assert not hung and got == [b""]
+
+
+def test_on_dask_each_balanced_group_of_files_is_one_partition(tmp_path):
+    """Beam's DaskRunner cuts a Create every 128 elements; each partition pays its DoFns' set-up
+    and writes its own shard files, so a group of files must stay one partition."""
+    pytest.importorskip("distributed")
+    import apache_beam as beam
+    from apache_beam.runners.dask.dask_runner import DaskRunner
+    from apache_beam.runners.dask.overrides import dask_overrides
+
+    from beam_chunking.transforms import ReadDocuments
+
+    for i in range(2100):  # more than 128 files in each of the 16 groups
+        (tmp_path / f"d{i:04d}.txt").write_text("x" * (100 + i % 50))
+    pipeline = beam.Pipeline(runner=DaskRunner())
+    _ = pipeline | ReadDocuments(f"{tmp_path}/*")
+    pipeline.replace_all(dask_overrides())
+    visitor = DaskRunner.to_dask_bag_visitor()
+    pipeline.visit(visitor)
+    bags = {node.full_label.rsplit("/", 1)[-1]: bag for node, bag in visitor.bags.items()}
+    assert bags["EachFile"].npartitions == MIN_PARTITIONS  # 260 kB: the fewest groups
+    creates = [bag for label, bag in bags.items() if label.startswith("Files")]
+    assert len(creates) == MIN_PARTITIONS and all(bag.npartitions == 1 for bag in creates)
