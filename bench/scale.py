@@ -182,7 +182,17 @@ def interleaved(configs: Dict[str, callable], reps: int) -> Dict[str, list]:
 def check_same(results: Dict[str, list]) -> None:
     seen = {(s.documents, s.ok, s.empty, s.failed, s.chunks, s.bytes) for runs in results.values() for s in runs}
     if len(seen) != 1:
-        raise RuntimeError(f"runs disagree on documents/chunks: {seen}")
+        which = {name: [(s.failed, s.chunks) for s in runs] for name, runs in results.items()}
+        raise RuntimeError(f"runs disagree on documents/chunks: {seen}; (failed, chunks) per run: {which}")
+
+
+def report_failures(output: str, label: str) -> None:
+    """Print why a run's documents failed (a timed run should have none: the same corpus)."""
+    from beam_chunking.pipelines.inspection import inspect_output
+
+    for group in inspect_output(output).failure_groups:
+        print(f"  {label}: {group.count} x {group.stage} {group.error_type}: {group.example_message[:300]} "
+              f"(e.g. {group.example_uri})", flush=True)
 
 
 def spread(values: List[float]) -> str:
@@ -427,6 +437,8 @@ def measured_run(runner: str, n: int, docs: str, out: str, warm_docs: str) -> Me
             summary = timed_job(docs, out, extra)
         finally:
             sampler.stop()
+        if summary.failed:
+            report_failures(out, f"{runner}, {n} worker(s)")
         if runner == "dask":
             peaks = [sampler.peak.get(pid, 0) for pid in dask_worker_pids(cluster)]
         elif runner == "multi_processing":
