@@ -238,7 +238,24 @@ def scaling(outputs: List[str]) -> str:
     the other processes on the machine put on it."""
     load = [line.strip(" -") for line in outputs[0].splitlines() if line.startswith("- scaling runs:")]
     found = titled(tables(outputs[0]), r"^Scaling")
-    return "".join(f"{t.title}\n\n{t.markdown()}" for t in found) + "".join(f"\nOther load: {x}.\n" for x in load)
+    checks = Table("", ["comparison", "measured", "target", "met?"])
+    for t in found:
+        sizes = [r[0] for r in t.rows if " vs " not in r[0]]
+        large = sizes[-1] if sizes else ""
+        cell = {(r[0], r[1]): r for r in t.rows}
+        for label, column, minimum in (("Dask, 1 worker", "vs in-process", 0.9),
+                                       ("local processes, 2 workers", "2 workers vs 1", 1.8),
+                                       ("Dask, 2 workers", "2 workers vs 1", 1.7)):
+            value = number(t.cell(cell.get((large, label), []), column)) if (large, label) in cell else None
+            checks.rows.append([f"{label}: {column}, {large}", "-" if value is None else f"{value:.2f}x",
+                                f">= {minimum}x", "-" if value is None else "yes" if value >= minimum else "no"])
+        for r in t.rows:
+            if " vs " in r[0] and r[1] != "in-process (FnApiRunner)":
+                growth = number(r[-1].replace("+", ""))
+                checks.rows.append([f"{r[1]}: peak RSS per worker, {r[0]}", r[-1], "within 15%",
+                                    "-" if growth is None else "yes" if abs(growth) <= 15 else "no"])
+    return ("".join(f"{t.title}\n\n{t.markdown()}" for t in found) + "\n" + checks.markdown()
+            + "".join(f"\nOther load: {x}.\n" for x in load))
 
 
 def single(checks: Sequence[Check]) -> Callable[[List[str]], str]:
