@@ -315,7 +315,10 @@ def package_path(path: str) -> str:
             spec = importlib.util.find_spec(package) if package.isidentifier() and "/" in relative else None
         except (ImportError, ValueError):
             spec = None
-        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        # A regular package only (it has an __init__): any folder on the path is a namespace
+        # package, and a user's own folder of models must keep the path the user gave.
+        regular = spec is not None and spec.origin not in (None, "namespace")
+        locations = list(spec.submodule_search_locations or []) if regular else []
         if any(os.path.realpath(location) == os.path.join(root, package) for location in locations):
             return PACKAGE_PATH + relative
     return path

@@ -168,7 +168,7 @@ def test_chunk_documents_refuses_an_unresolved_embedder_tokenizer():
         ChunkDocuments(TokenChunker(tokenizer="embedder"))
 
 
-def test_a_packaged_model_tokenizer_is_named_relative_to_its_package(tmp_path):
+def test_a_packaged_model_tokenizer_is_named_relative_to_its_package(tmp_path, monkeypatch):
     """The same value on every machine, whatever folder the package is installed in: the job's
     fingerprint does not change with the virtual environment, and a worker finds the file."""
     pytest.importorskip("onnxruntime")
@@ -184,5 +184,10 @@ def test_a_packaged_model_tokenizer_is_named_relative_to_its_package(tmp_path):
     mine = tmp_path / "tokenizer.json"
     mine.write_text("{}")
     assert package_path(str(mine)) == str(mine)  # a user's own file stays as given
+    models = tmp_path / "models" / "bge"
+    models.mkdir(parents=True)
+    (models / "tokenizer.json").write_text("{}")
+    monkeypatch.syspath_prepend(str(tmp_path))  # a folder on the path is a namespace package
+    assert package_path(str(models / "tokenizer.json")) == str(models / "tokenizer.json")
     with pytest.raises(ConfigError, match="package 'no_such_package' is not installed here"):
         HFTokenizerSizer("pkg:no_such_package/tokenizer.json")
