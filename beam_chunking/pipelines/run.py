@@ -232,7 +232,7 @@ def run(argv: Optional[List[str]] = None, *, wait: bool = True, show_progress: b
     try:
         build(pipeline, spec)  # takes the output's lease
         if not show_progress:
-            result = pipeline.run(test_runner_api=not round_trip_is_redundant(pipeline.runner))
+            result = pipeline.run(test_runner_api=not round_trip_is_redundant(pipeline))
             if not wait:
                 launched = True  # the job runs on; its commit releases the lease
                 return None
@@ -261,7 +261,7 @@ def _run_watched(pipeline: beam.Pipeline, options: PipelineOptions, spec: JobCon
 
     def job() -> None:
         try:
-            result = pipeline.run(test_runner_api=not round_trip_is_redundant(pipeline.runner))
+            result = pipeline.run(test_runner_api=not round_trip_is_redundant(pipeline))
             try:
                 result.wait_until_finish()
             finally:

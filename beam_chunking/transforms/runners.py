@@ -4,13 +4,15 @@ Beam's DaskRunner (2.77) runs a Reshuffle as a no-op, keeps a source in one part
 drops whatever a DoFn emits from ``finish_bundle``, keeps every ParDo's outputs until the
 job ends, hands every output of a multi-output ParDo to the consumers of each, computes
 a side input inside the task that reads it, and has no translation of ``Impulse``; Beam
-round-trips a pipeline through its runner API before running it there, a check only. The
-transforms check for it here, in one place, and expand differently where the model would
-otherwise lose or serialise work.
+round-trips a pipeline through its runner API before running it there, a check that the
+DaskRunner's side inputs depend on. The transforms check for it here, in one place, and
+expand differently where the model would otherwise lose or serialise work.
 """
 from __future__ import annotations
 
 from typing import Any
+
+from apache_beam.pipeline import PipelineVisitor
 
 
 def _is_dask(runner: Any) -> bool:
@@ -53,9 +55,23 @@ def lacks_impulse(runner: Any) -> bool:
     return _is_dask(runner)
 
 
-def round_trip_is_redundant(runner: Any) -> bool:
-    """Whether ``Pipeline.run`` may skip its check that the pipeline survives a round trip
+def round_trip_is_redundant(pipeline: Any) -> bool:
+    """Whether ``Pipeline.run`` may skip its check that ``pipeline`` survives a round trip
     through Beam's runner API (it pickles every DoFn twice, about a second on the client
-    before ``runner`` sees the first element); the FnApiRunner never does it, and Dataflow
-    keeps it."""
-    return _is_dask(runner)
+    before the runner sees the first element); the FnApiRunner never does it, and Dataflow
+    keeps it. On the DaskRunner the round trip is also what swaps a ParDo's side-input
+    arguments for the placeholders its DoFn invoker fills, so it is kept when any step
+    reads a side input."""
+    return _is_dask(pipeline.runner) and not _reads_side_inputs(pipeline)
+
+
+def _reads_side_inputs(pipeline: Any) -> bool:
+    class Finder(PipelineVisitor):
+        found = False
+
+        def visit_transform(self, applied):
+            self.found = self.found or bool(applied.side_inputs)
+
+    finder = Finder()
+    pipeline.visit(finder)
+    return finder.found
