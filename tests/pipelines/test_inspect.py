@@ -270,7 +270,10 @@ class _Proxy:
                 line = conn.recv(4096).split(b"\r\n", 1)[0].decode("latin-1")
             except OSError:
                 line = "?"
-            self.requests.append(line)
+            # Chromium opens spare connections to its proxy and closes some unused: a
+            # connection that sent nothing asked for nothing.
+            if line:
+                self.requests.append(line)
             conn.close()
 
     def hosts(self):
