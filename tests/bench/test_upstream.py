@@ -1,8 +1,12 @@
 """bench/upstream: the change prepared for Beam's DaskRunner applies to the Beam this package
 pins, and its new tests fail on that Beam and pass with the change."""
+import shutil
+
 import pytest
 
 pytest.importorskip("distributed", reason="the dask extra is not installed")
+if shutil.which("git") is None:
+    pytest.skip("git is not installed (the check applies the patch with git apply)", allow_module_level=True)
 
 from bench.upstream import check  # noqa: E402
 
