@@ -27,84 +27,72 @@ import tempfile
 import time
 from typing import Dict, List, Tuple
 
-import psutil
+HERE = os.path.dirname(os.path.abspath(__file__))
+if os.path.dirname(HERE) not in sys.path:
+    sys.path.insert(0, os.path.dirname(HERE))
 
+from bench.scale import RssSampler, mp_args  # noqa: E402
+
+Trace = List[Tuple[float, float]]
+#: Seconds between two samples of every process.
 SAMPLE_S = 0.1
 
 
-def role(proc: psutil.Process, runner_pid: int) -> str:
-    """``runner``, ``worker``, ``watchdog`` or the process's name."""
-    if proc.pid == runner_pid:
+def role(cmdline: str, is_runner: bool) -> str:
+    """``runner``, ``worker``, ``shell`` (what starts a worker), ``watchdog`` or the name."""
+    if is_runner:
         return "runner"
-    line = " ".join(proc.cmdline())
-    if "sdk_worker_main" in line:
-        return "worker" if not line.startswith("/bin/sh") else "shell"
-    if "_watchdog_child" in line:
+    if "sdk_worker_main" in cmdline:
+        return "worker" if cmdline.startswith("python") else "shell"
+    if "_watchdog_child" in cmdline:
         return "watchdog"
-    return proc.name()
+    return cmdline.split(" ", 1)[0]
 
 
-def account(pattern: str, workers: int, out: str) -> Tuple[float, Dict[int, dict], List[Tuple[float, float]]]:
-    """Run the job once; its wall time, per process ``{role, first, last, cpu, trace}``
-    and the runner's ``(time, cpu)`` trace."""
+def account(pattern: str, workers: int, out: str) -> Tuple[float, RssSampler, int]:
+    """Run the job once in its own process, sampled; its wall time, the sampler and the
+    runner's pid. The runner is not this process, so the sampling costs it nothing."""
     command = [sys.executable, "-m", "beam_chunking.pipelines.cli", "run", "--input", pattern, "--output", out,
-               "--overwrite", "--max-deletions", "100%", "--strategy", "sentence",
-               "--direct_running_mode", "multi_processing", "--direct_num_workers", str(workers)]
+               "--overwrite", "--max-deletions", "100%", "--strategy", "sentence", *mp_args(workers)]
     start = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    runner = psutil.Process(child.pid)
-    seen: Dict[int, dict] = {}
-    while child.poll() is None:
-        now = time.perf_counter() - start
-        try:
-            procs = [runner, *runner.children(recursive=True)]
-        except psutil.Error:
-            procs = []
-        for proc in procs:
-            try:
-                times = proc.cpu_times()
-                entry = seen.setdefault(proc.pid, {"role": role(proc, child.pid), "first": now, "trace": []})
-            except psutil.Error:
-                continue
-            entry["last"] = now
-            entry["cpu"] = times.user + times.system
-            entry["trace"].append((now, entry["cpu"]))
-        time.sleep(SAMPLE_S)
+    sampler = RssSampler(interval=SAMPLE_S, root=child.pid)
+    sampler.start()
+    _, err = child.communicate()
     wall = time.perf_counter() - start
+    sampler.stop()
     if child.returncode:
-        raise SystemExit(f"the job failed ({child.returncode}): {child.stderr.read().decode()[-2000:]}")
-    return wall, seen, seen[child.pid]["trace"]
+        raise SystemExit(f"the job failed ({child.returncode}): {err.decode()[-2000:]}")
+    return wall, sampler, child.pid
 
 
-def when(trace: List[Tuple[float, float]], fraction: float) -> float:
+def when(trace: Trace, fraction: float) -> float:
     """When a process had used ``fraction`` of its CPU time."""
-    total = trace[-1][1]
-    return next(t for t, cpu in trace if cpu >= fraction * total)
+    return next(t for t, cpu in trace if cpu >= fraction * trace[-1][1])
 
 
-def cpu_between(trace: List[Tuple[float, float]], a: float, b: float) -> float:
+def cpu_between(trace: Trace, a: float, b: float) -> float:
     """The CPU seconds a process used between ``a`` and ``b`` seconds into the run."""
     def at(t):
         return max([cpu for s, cpu in trace if s <= t] or [0.0])
     return at(b) - at(a)
 
 
-def report(workers: int, wall: float, seen: Dict[int, dict], runner: List[Tuple[float, float]]) -> None:
+def report(workers: int, wall: float, sampler: RssSampler, runner: int) -> None:
     """Print one run's account."""
-    total = sum(e.get("cpu", 0.0) for e in seen.values())
-    print(f"\n{workers} worker(s): {wall:.1f} s wall, {total:.1f} CPU-s in all processes")
-    for entry in sorted(seen.values(), key=lambda e: (e["role"], e["first"])):
-        if entry.get("cpu", 0.0) < 0.02:
-            continue  # the shell that starts a worker, and other idle wrappers
-        trace = entry["trace"]
-        print(f"  {entry['role']:9s} {entry['cpu']:6.2f} CPU-s, alive {entry['first']:5.1f}-{entry['last']:5.1f} s, "
-              f"5% of its work by {when(trace, 0.05):5.1f} s, 95% by {when(trace, 0.95):5.1f} s")
+    print(f"\n{workers} worker(s): {wall:.1f} s wall, {sum(sampler.cpu.values()):.1f} CPU-s in all processes")
+    roles = {pid: role(sampler.cmdline.get(pid, "?"), pid == runner) for pid in sampler.trace}
     by_role: Dict[str, float] = {}
-    for entry in seen.values():
-        by_role[entry["role"]] = by_role.get(entry["role"], 0.0) + entry.get("cpu", 0.0)
+    for pid, trace in sorted(sampler.trace.items(), key=lambda item: (roles[item[0]], item[1][0][0])):
+        by_role[roles[pid]] = by_role.get(roles[pid], 0.0) + trace[-1][1]
+        if trace[-1][1] < 0.02:
+            continue  # the shell that starts a worker, and other idle wrappers
+        print(f"  {roles[pid]:9s} {trace[-1][1]:6.2f} CPU-s, alive {trace[0][0]:5.1f}-{trace[-1][0]:5.1f} s, "
+              f"5% of its work by {when(trace, 0.05):5.1f} s, 95% by {when(trace, 0.95):5.1f} s")
     print("  by role: " + ", ".join(f"{r} {c:.1f} CPU-s" for r, c in sorted(by_role.items()) if c >= 0.02))
-    print(f"  runner: {cpu_between(runner, 0, 2):.2f} CPU-s in the first 2 s, "
-          f"{cpu_between(runner, 2, wall - 4):.2f} until the last 4 s, {cpu_between(runner, wall - 4, wall):.2f} in them")
+    trace = sampler.trace[runner]
+    print(f"  runner: {cpu_between(trace, 0, 2):.2f} CPU-s in the first 2 s, "
+          f"{cpu_between(trace, 2, wall - 4):.2f} until the last 4 s, {cpu_between(trace, wall - 4, wall):.2f} in them")
 
 
 def main(argv=None) -> int:

@@ -42,7 +42,7 @@ import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Dict, List
+from typing import Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -244,19 +244,23 @@ class ForeignCpu:
 
 
 class RssSampler(threading.Thread):
-    """Samples the RSS of this process and every descendant every ``interval`` seconds."""
+    """Samples the RSS and CPU time of a process and every descendant every ``interval``
+    seconds: this process, or ``root`` (a pid) when given."""
 
-    def __init__(self, interval: float = 0.05):
+    def __init__(self, interval: float = 0.05, root: Optional[int] = None):
         super().__init__(daemon=True)
         import psutil
 
         self.psutil = psutil
         self.interval = interval
-        self.me = psutil.Process()
+        self.me = psutil.Process(root)
         self.peak: Dict[int, int] = defaultdict(int)
         self.cpu: Dict[int, float] = {}  # last seen user + system CPU seconds, per process
+        #: Per process, ``(seconds since the sampler was made, CPU seconds)`` at each sample.
+        self.trace: Dict[int, List[Tuple[float, float]]] = defaultdict(list)
         self.cmdline: Dict[int, str] = {}
         self.samples = 0
+        self._t0 = time.perf_counter()
         self.start_rss = self.me.memory_info().rss
         self._stop_event = threading.Event()
 
@@ -272,11 +276,13 @@ class RssSampler(threading.Thread):
             procs += self.me.children(recursive=True)
         except self.psutil.Error:
             pass
+        now = time.perf_counter() - self._t0
         for p in procs:
             try:
                 rss = p.memory_info().rss
                 times = p.cpu_times()
                 self.cpu[p.pid] = times.user + times.system
+                self.trace[p.pid].append((now, self.cpu[p.pid]))
                 if p.pid not in self.cmdline:
                     self.cmdline[p.pid] = p.name() + " " + " ".join(p.cmdline())
             except self.psutil.Error:

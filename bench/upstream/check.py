@@ -13,13 +13,16 @@ and then:
    worker process, through a ``sitecustomize`` on ``PYTHONPATH``): it must pass;
 3. with ``--timing``, runs a DoFn that sets up a real model (an onnxruntime session of
    the bundled MiniLM) over Beam's default partitions on one Dask worker, stock and
-   patched in turn; with ``--corpus``, this package's CLI job on one Dask worker too.
+   patched in turn; with ``--corpus``, this package's CLI job on one Dask worker too
+   (``bench/corpus.py`` builds the stdlib corpus, ``bench/mixed_corpus.py`` the files of
+   1 KB to 1 MB, prose and code).
 
 Usage::
 
     python bench/upstream/check.py            # the tests, stock and patched (about 3 minutes)
     python bench/upstream/check.py --timing   # and the model DoFn's timing (a minute more)
-    python bench/upstream/check.py --timing --corpus "$PWD/bench/corpus/docs/*"   # and the CLI job
+    python bench/upstream/check.py --timing --corpus "$PWD/bench/corpus/docs/*" \
+        --corpus "$PWD/bench/corpus/mixed-sizes/mixed/*"   # and the CLI job on each corpus
 """
 from __future__ import annotations
 
@@ -33,9 +36,14 @@ import textwrap
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+if str(HERE.parent.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent.parent))
+
+from bench.interleave import Impl, ratio  # noqa: E402
+
 PATCH = HERE / "beam-dask-bundles.patch"
 FILES = ("transform_evaluator.py", "dask_runner_test.py")
-NEW_TESTS = "DaskRunnerBundleTest"
+NEW_TESTS = "DaskRunnerBundleTest or DaskBundleLifecycleTest"
 PATCHED_MODULE = "apache_beam.runners.dask.transform_evaluator"
 
 
@@ -46,16 +54,14 @@ def installed_dask_runner() -> Path:
     return Path(package.__file__).parent
 
 
-def prepare(work: Path) -> tuple[Path, Path, Path]:
-    """``(stock, patched, overlay)``: the installed files, the patched files, and a
-    folder whose ``sitecustomize`` makes every Python process import the patched module."""
-    source = installed_dask_runner()
-    stock, patched, overlay = work / "stock", work / "patched", work / "overlay"
-    for folder in (stock, patched, overlay):
-        folder.mkdir()
+def prepare(work: Path) -> tuple[Path, Path]:
+    """``(patched, overlay)``: the installed files with the patch applied, and a folder
+    whose ``sitecustomize`` makes every Python process import the patched module."""
+    patched, overlay = work / "patched", work / "overlay"
+    patched.mkdir()
+    overlay.mkdir()
     for name in FILES:
-        shutil.copy(source / name, stock / name)
-        shutil.copy(source / name, patched / name)
+        shutil.copy(installed_dask_runner() / name, patched / name)
     # The patch names Beam's repository paths; -p6 leaves the file names.
     subprocess.run(["git", "apply", "-p6", str(PATCH)], cwd=patched, check=True)
     (overlay / "sitecustomize.py").write_text(textwrap.dedent(f"""\
@@ -70,7 +76,7 @@ def prepare(work: Path) -> tuple[Path, Path, Path]:
 
         sys.meta_path.insert(0, _Patched())
         """))
-    return stock, patched, overlay
+    return patched, overlay
 
 
 def environment(overlay: Path | None) -> dict:
@@ -88,7 +94,7 @@ def loaded_from(overlay: Path | None) -> str:
     return out.stdout.strip()
 
 
-def pytest(test_file: Path, select: str | None, overlay: Path | None) -> tuple[int, str]:
+def run_tests(test_file: Path, select: str | None, overlay: Path | None) -> tuple[int, str]:
     """Run ``test_file`` (only the tests ``select`` names, if given); the exit code and the
     summary line."""
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)]
@@ -102,12 +108,12 @@ def pytest(test_file: Path, select: str | None, overlay: Path | None) -> tuple[i
 
 def check(work: Path) -> bool:
     """The tests, stock and patched; whether both came out as they must."""
-    _, patched, overlay = prepare(work)
+    patched, overlay = prepare(work)
     print(f"stock module:   {loaded_from(None)}")
     print(f"patched module: {loaded_from(overlay)}")
-    rc_stock, summary_stock = pytest(patched / "dask_runner_test.py", NEW_TESTS, None)
+    rc_stock, summary_stock = run_tests(patched / "dask_runner_test.py", NEW_TESTS, None)
     print(f"the patch's new tests on the stock DaskRunner (must fail): {summary_stock}")
-    rc_patched, summary_patched = pytest(patched / "dask_runner_test.py", None, overlay)
+    rc_patched, summary_patched = run_tests(patched / "dask_runner_test.py", None, overlay)
     print(f"Beam's DaskRunner tests, new ones included, on the patched DaskRunner (must pass): "
           f"{summary_patched}")
     every_new_test_failed = rc_stock != 0 and " passed" not in summary_stock
@@ -162,31 +168,33 @@ def timed(arguments: list, overlay: Path | None, work: Path) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
-def timing(work: Path, corpus: str | None, rounds: int) -> None:
-    """Stock against patched, interleaved: the model DoFn and, given a corpus, the CLI job."""
+def timing(work: Path, corpora: list, rounds: int) -> None:
+    """Stock against patched, interleaved (stock, patched, stock, ...): the model DoFn and,
+    for each corpus, the CLI job; the best of ``rounds``, with the per-round spread."""
     overlay = work / "overlay"
     (work / "driver.py").write_text(DRIVER)
     jobs = {"a DoFn that loads MiniLM in setup, 2,048 elements (Beam's default partitions)":
             ["model", "2048"]}
-    if corpus:
+    for corpus in corpora:
         jobs[f"beam-chunking run --strategy sentence --input {corpus!r}"] = [
-            "cli", "--input", corpus, "--output", str(work / "out"), "--overwrite",
+            "cli", "--input", corpus, "--output", str(work / "out"), "--overwrite", "--max-deletions", "100%",
             "--strategy", "sentence"]
     for label, arguments in jobs.items():
-        best = {"stock": float("inf"), "patched": float("inf")}
+        stock, patched = Impl("stock", None), Impl("patched", None)
         for _ in range(rounds):
-            for name, layer in (("stock", None), ("patched", overlay)):
-                best[name] = min(best[name], timed(arguments, layer, work))
-        print(f"{label}: stock {best['stock']:.1f} s, patched {best['patched']:.1f} s, "
-              f"stock/patched {best['stock'] / best['patched']:.2f}x (best of {rounds}, interleaved)")
+            stock.times.append(timed(arguments, None, work))
+            patched.times.append(timed(arguments, overlay, work))
+        print(f"{label}: stock {min(stock.times):.1f} s, patched {min(patched.times):.1f} s, "
+              f"patched against stock {ratio(patched, stock)} (best of {rounds} [per-round range, median])")
 
 
 def main(argv=None) -> int:
     """Entry point: the tests, and the timings with ``--timing``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timing", action="store_true", help="also time stock against patched")
-    parser.add_argument("--corpus", help="a glob of text files for the CLI job's timing (default: none)")
-    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds per timing (default 2)")
+    parser.add_argument("--corpus", action="append", default=[],
+                        help="a glob of files for the CLI job's timing; repeat it for more corpora (default: none)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per timing (default 3)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
